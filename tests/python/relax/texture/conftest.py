@@ -1,0 +1,115 @@
+# Licensed to the Apache Software Foundation (ASF) under one
+# or more contributor license agreements.  See the NOTICE file
+# distributed with this work for additional information
+# regarding copyright ownership.  The ASF licenses this file
+# to you under the Apache License, Version 2.0 (the
+# "License"); you may not use this file except in compliance
+# with the License.  You may obtain a copy of the License at
+#
+#   http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing,
+# software distributed under the License is distributed on an
+# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+# KIND, either express or implied.  See the License for the
+# specific language governing permissions and limitations
+# under the License.
+"""Fixtures and markers of the texture suite.
+
+Markers
+  ``requires_opencl``  the test runs kernels: skipped with "no OpenCL device: <why>".
+  ``requires_fp16``    the device needs cl_khr_fp16: skipped with "device X lacks cl_khr_fp16".
+
+Environment
+  ``TVM_OPENCL_DEVICE``   picks the device (substring of platform or device name), read by the
+                          runtime; the suite reports the same device.
+  ``TEXTURE_TESTS_SEED``  fixes the seed of every test (to replay a failure).
+  ``TEXTURE_TESTS_BUILD`` ``plain`` or ``workaround`` (see texture_testing.build_mode).
+"""
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import texture_testing as tt  # noqa: E402  pylint: disable=wrong-import-position
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "requires_opencl: runs kernels on an OpenCL device with image support"
+    )
+    config.addinivalue_line("markers", "requires_fp16: the OpenCL device must offer cl_khr_fp16")
+
+
+def pytest_report_header(config):  # pylint: disable=unused-argument
+    info = tt.opencl_device()
+    exts = ""
+    if info.cl is not None:
+        exts = " fp16=" + ("yes" if info.has_fp16 else "no")
+        exts += " image2d_from_buffer=" + (
+            "yes" if info.cl.has("cl_khr_image2d_from_buffer") else "no"
+        )
+    state = "available" if info.available else "NOT available"
+    return [f"texture suite: OpenCL device {state}: {info.reason}{exts}"]
+
+
+def pytest_runtest_setup(item):
+    needs_fp16 = item.get_closest_marker("requires_fp16") is not None
+    if item.get_closest_marker("requires_opencl") is None and not needs_fp16:
+        return
+    info = tt.opencl_device()
+    if not info.available:
+        pytest.skip(f"no OpenCL device: {info.reason}")
+    if needs_fp16 and not info.has_fp16:
+        pytest.skip(f"device {info.label} lacks cl_khr_fp16")
+
+
+@pytest.fixture(
+    params=[
+        "float32",
+        pytest.param("float16", marks=pytest.mark.requires_fp16),
+        pytest.param("float16_acc32", marks=pytest.mark.requires_fp16),
+    ]
+)
+def dtype_mode(request):
+    """Dtype modes for tests that run kernels: the float16 ones need cl_khr_fp16."""
+    return request.param
+
+
+@pytest.fixture(params=list(tt.DTYPE_MODES))
+def compile_dtype_mode(request):
+    """Dtype modes for compile-only tests: no device needed, so no fp16 requirement."""
+    return request.param
+
+
+@pytest.fixture
+def rng(request):
+    """A fresh numpy Generator per test; its seed is printed when the test fails."""
+    env = os.environ.get("TEXTURE_TESTS_SEED")
+    if env is not None:
+        seed = int(env)
+    else:
+        seed = int(np.random.SeedSequence().entropy % (2**32))
+    request.node.user_properties.append(("seed", seed))
+    request.node._texture_seed = seed  # pylint: disable=protected-access
+    return np.random.default_rng(seed)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    seed = getattr(item, "_texture_seed", None)
+    if seed is not None and report.failed:
+        report.sections.append(
+            ("texture seed", f"seed={seed} (replay: TEXTURE_TESTS_SEED={seed})")
+        )
+
+
+@pytest.fixture
+def device_info():
+    return tt.opencl_device()

@@ -1,0 +1,783 @@
+# Licensed to the Apache Software Foundation (ASF) under one
+# or more contributor license agreements.  See the NOTICE file
+# distributed with this work for additional information
+# regarding copyright ownership.  The ASF licenses this file
+# to you under the Apache License, Version 2.0 (the
+# "License"); you may not use this file except in compliance
+# with the License.  You may obtain a copy of the License at
+#
+#   http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing,
+# software distributed under the License is distributed on an
+# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+# KIND, either express or implied.  See the License for the
+# specific language governing permissions and limitations
+# under the License.
+"""Helpers for the Adreno texture test suite.
+
+The suite runs on any host with an OpenCL device (PoCL, Intel's CPU runtime, a GPU driver, a
+phone over RPC later).  This module answers four questions for the tests:
+
+* Which OpenCL device will the runtime use, and what does it support?  (``opencl_device()``)
+* How is a Relax module built for the texture target?  (``build_texture``)
+* Did the texture path really happen?  (``texture_call_scopes``, ``assert_conv2d_uses_texture``,
+  ``kernel_sources``, ``assert_kernels_use_images``)
+* Are the numbers right?  (``random_inputs``, ``run_vm``, ``reference``, ``assert_close``)
+
+Dtype modes
+-----------
+``float32``
+    every tensor float32.
+``float16``
+    every tensor float16, and conv2d/matmul accumulate in float16 (``out_dtype="float16"``).
+``float16_acc32``
+    every tensor between ops is float16, but conv2d/matmul are emitted with
+    ``out_dtype="float32"`` and their result is cast back to float16 right away
+    (``astype(conv2d(x, w, out_dtype="float32"), "float16")``).  That is float16 storage with
+    float32 accumulation, the same contract as the Relay-era "float16_acc32" tests, written so
+    a fusing backend can keep the cast inside the conv kernel.
+
+The reference for every mode is the same network built in float32 for LLVM, fed the inputs of
+the device run (for the float16 modes: the float16 inputs upcast exactly to float32).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import dataclasses
+import functools
+import math
+import os
+import re
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+import tvm
+from tvm import relax
+
+TEXTURE_TARGET_TAG = "qcom/adreno-opencl-texture"
+DTYPE_MODES = ("float32", "float16", "float16_acc32")
+TEXTURE_SCOPE_PREFIX = "global.texture"
+
+# Tolerances per dtype mode, as (rtol, atol relative to the largest |reference| value).
+#   float32: kernels reorder sums (tiling, vector lanes); over the short reductions used here
+#     (<= 9*64 products) float32 reassociation stays below 1e-5 of the output scale.
+#   float16: storage and accumulation in half (10-bit mantissa, eps 9.8e-4); a 144..576-term
+#     dot product accumulates a few ulp: 2e-2 of the output scale.
+#   float16_acc32: half storage (each tensor rounded once per op, 4.9e-4 relative), float32
+#     sums: 1e-2.
+TOLERANCES = {
+    "float32": (1e-4, 1e-5),
+    "float16": (2e-2, 2e-2),
+    "float16_acc32": (1e-2, 1e-2),
+}
+
+
+# ----------------------------------------------------------------------------------------
+# OpenCL device discovery
+# ----------------------------------------------------------------------------------------
+
+_CL_PLATFORM_NAME = 0x0902
+_CL_PLATFORM_VERSION = 0x0901
+_CL_DEVICE_TYPE = 0x1000
+_CL_DEVICE_IMAGE_SUPPORT = 0x1016
+_CL_DEVICE_NAME = 0x102B
+_CL_DEVICE_EXTENSIONS = 0x1030
+_CL_DEVICE_TYPE_ALL = 0xFFFFFFFF
+_CL_DEVICE_TYPE_GPU = 1 << 2
+
+
+@dataclasses.dataclass(frozen=True)
+class ClDevice:
+    """One OpenCL device as the ICD loader reports it (queried directly through ctypes)."""
+
+    platform: str
+    name: str
+    device_type: int
+    image_support: bool
+    extensions: Tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        return f"{self.name.strip()} ({self.platform.strip()})"
+
+    def has(self, extension: str) -> bool:
+        return extension in self.extensions
+
+
+@dataclasses.dataclass(frozen=True)
+class DeviceInfo:
+    """What the tests know about the OpenCL device the TVM runtime will use."""
+
+    available: bool
+    reason: str  # why it is not available, or a description of it
+    cl: Optional[ClDevice] = None
+
+    @property
+    def label(self) -> str:
+        return self.cl.label if self.cl is not None else "unknown OpenCL device"
+
+    @property
+    def has_fp16(self) -> bool:
+        return self.cl is not None and self.cl.has("cl_khr_fp16")
+
+
+def _cl_info_string(fn, handle, param) -> str:
+    size = ctypes.c_size_t(0)
+    if fn(handle, param, 0, None, ctypes.byref(size)) != 0:
+        return ""
+    buf = ctypes.create_string_buffer(size.value)
+    if fn(handle, param, size, buf, None) != 0:
+        return ""
+    return buf.value.decode(errors="replace")
+
+
+def _cl_info_scalar(fn, handle, param, ctype):
+    value = ctype(0)
+    if fn(handle, param, ctypes.sizeof(value), ctypes.byref(value), None) != 0:
+        return None
+    return value.value
+
+
+def list_cl_devices() -> Tuple[List[ClDevice], str]:
+    """Enumerate OpenCL devices through the ICD loader; returns (devices, error message)."""
+    names = ["libOpenCL.so.1", ctypes.util.find_library("OpenCL") or "libOpenCL.so"]
+    lib = None
+    for name in names:
+        try:
+            lib = ctypes.CDLL(name)
+            break
+        except OSError:
+            continue
+    if lib is None:
+        return [], "no OpenCL ICD loader (libOpenCL.so.1) on this machine"
+    vp = ctypes.c_void_p
+    lib.clGetPlatformIDs.argtypes = [ctypes.c_uint32, ctypes.POINTER(vp), ctypes.POINTER(ctypes.c_uint32)]
+    lib.clGetPlatformInfo.argtypes = [vp, ctypes.c_uint32, ctypes.c_size_t, vp, ctypes.POINTER(ctypes.c_size_t)]
+    lib.clGetDeviceIDs.argtypes = [vp, ctypes.c_uint64, ctypes.c_uint32, ctypes.POINTER(vp), ctypes.POINTER(ctypes.c_uint32)]
+    lib.clGetDeviceInfo.argtypes = [vp, ctypes.c_uint32, ctypes.c_size_t, vp, ctypes.POINTER(ctypes.c_size_t)]
+    count = ctypes.c_uint32(0)
+    err = lib.clGetPlatformIDs(0, None, ctypes.byref(count))
+    if err != 0 or count.value == 0:
+        return [], f"the ICD loader finds no OpenCL platform (clGetPlatformIDs returned {err})"
+    platforms = (vp * count.value)()
+    lib.clGetPlatformIDs(count.value, platforms, None)
+    devices = []
+    for plat in platforms:
+        pname = _cl_info_string(lib.clGetPlatformInfo, plat, _CL_PLATFORM_NAME)
+        ndev = ctypes.c_uint32(0)
+        if lib.clGetDeviceIDs(plat, _CL_DEVICE_TYPE_ALL, 0, None, ctypes.byref(ndev)) != 0:
+            continue
+        devs = (vp * ndev.value)()
+        lib.clGetDeviceIDs(plat, _CL_DEVICE_TYPE_ALL, ndev.value, devs, None)
+        for dev in devs:
+            devices.append(
+                ClDevice(
+                    platform=pname,
+                    name=_cl_info_string(lib.clGetDeviceInfo, dev, _CL_DEVICE_NAME),
+                    device_type=_cl_info_scalar(lib.clGetDeviceInfo, dev, _CL_DEVICE_TYPE, ctypes.c_uint64) or 0,
+                    image_support=bool(
+                        _cl_info_scalar(lib.clGetDeviceInfo, dev, _CL_DEVICE_IMAGE_SUPPORT, ctypes.c_uint32)
+                    ),
+                    extensions=tuple(
+                        _cl_info_string(lib.clGetDeviceInfo, dev, _CL_DEVICE_EXTENSIONS).split()
+                    ),
+                )
+            )
+    return devices, "" if devices else "OpenCL platforms found, but no devices"
+
+
+def _runtime_device_name(dev) -> str:
+    try:
+        return dev.device_name or ""
+    except Exception:  # pylint: disable=broad-except
+        return ""
+
+
+def _match_runtime_device(devices: Sequence[ClDevice], runtime_name: str) -> Optional[ClDevice]:
+    """Find the device the TVM runtime chose among the loader's devices."""
+    wanted = os.environ.get("TVM_OPENCL_DEVICE", "").strip().lower()
+    candidates = list(devices)
+    if wanted:
+        candidates = [
+            d for d in devices if wanted in d.platform.lower() or wanted in d.name.lower()
+        ]
+    if runtime_name:
+        named = [d for d in candidates if d.name.strip() == runtime_name.strip()]
+        if named:
+            return named[0]
+    if not candidates:
+        return None
+    gpus = [d for d in candidates if d.device_type & _CL_DEVICE_TYPE_GPU]
+    return (gpus or candidates)[0]
+
+
+@functools.lru_cache(maxsize=None)
+def opencl_device() -> DeviceInfo:
+    """Describe the OpenCL device the TVM runtime will run on, or why there is none."""
+    devices, loader_error = list_cl_devices()
+    wanted = os.environ.get("TVM_OPENCL_DEVICE", "")
+    if not tvm.runtime.enabled("opencl"):
+        return DeviceInfo(
+            False,
+            "TVM has no OpenCL runtime (libtvm_runtime_opencl.so is not installed beside "
+            "libtvm_runtime.so, so tvm.runtime.enabled('opencl') is False)",
+        )
+    dev = tvm.opencl(0)
+    if not dev.exist:
+        seen = ", ".join(d.label for d in devices) or loader_error or "none"
+        sel = f" matching TVM_OPENCL_DEVICE={wanted!r}" if wanted else ""
+        return DeviceInfo(False, f"TVM's OpenCL runtime found no device{sel} (loader sees: {seen})")
+    cl = _match_runtime_device(devices, _runtime_device_name(dev))
+    if cl is None:
+        return DeviceInfo(True, f"runtime device {_runtime_device_name(dev)!r}, extensions unknown")
+    if not cl.image_support:
+        return DeviceInfo(False, f"{cl.label} has no image support", cl)
+    return DeviceInfo(True, cl.label, cl)
+
+
+def tvm_device():
+    return tvm.opencl(0)
+
+
+# ----------------------------------------------------------------------------------------
+# Building
+# ----------------------------------------------------------------------------------------
+
+
+def texture_target() -> tvm.target.Target:
+    return tvm.target.Target(TEXTURE_TARGET_TAG, host="llvm")
+
+
+_WORKAROUND_TIR_PIPELINE = "texture-tests-adreno-base-workaround"
+
+
+def _adreno_tir_factory():
+    # Importing the Adreno backend registers its TIR pipeline under the name "adreno".
+    import tvm.s_tir.backend.adreno  # noqa: F401  pylint: disable=import-outside-toplevel
+    from tvm.tirx import compilation_pipeline  # pylint: disable=import-outside-toplevel
+
+    return compilation_pipeline.PIPELINE_MAP["adreno"]
+
+
+def _register_workaround_pipeline() -> str:
+    """Register the base's Adreno TIR pipeline in the (pipeline, host, device) form tvm.compile
+    expects.  Only used while the base registers it as a single Pass."""
+    from tvm.s_tir import pipeline as s_tir_pipeline  # pylint: disable=import-outside-toplevel
+    from tvm.tirx import compilation_pipeline  # pylint: disable=import-outside-toplevel
+
+    factory = _adreno_tir_factory()
+
+    def _factory(**kwargs):
+        result = factory(**kwargs)
+        if isinstance(result, tuple):
+            return result
+        return result, s_tir_pipeline.finalize_host_passes, s_tir_pipeline.finalize_device_passes
+
+    compilation_pipeline.register_tir_pipeline(_WORKAROUND_TIR_PIPELINE, _factory)
+    return _WORKAROUND_TIR_PIPELINE
+
+
+@dataclasses.dataclass
+class BuildMode:
+    plain: bool  # True: tvm.compile(mod, target) as a user would write it
+    note: str
+
+
+def _probe_module() -> tvm.IRModule:
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType((1, 8, 6, 6), "float32"))
+    w = relax.Var("w", relax.TensorType((8, 8, 3, 3), "float32"))
+    with bb.function("main", [x, w]):
+        with bb.dataflow():
+            y = bb.emit_output(relax.op.nn.conv2d(x, w, padding=1))
+        bb.emit_func_output(y)
+    return bb.get()
+
+
+@functools.lru_cache(maxsize=None)
+def build_mode() -> BuildMode:
+    """Decide once per process how texture modules are built.
+
+    The goal is the plain call ``tvm.compile(mod, target=Target("qcom/adreno-opencl-texture",
+    host="llvm"))``.  It is used when it works and runs the Adreno TIR pipeline (observed by
+    wrapping the registered factory).  On the unfixed base it does not (the generic TIR pipeline
+    runs and emits invalid OpenCL, and the Adreno pipeline cannot be named because it is
+    registered as a single Pass); then the Adreno TIR pipeline is passed by name in the form
+    tvm.compile expects.  ``TEXTURE_TESTS_BUILD=plain|workaround`` forces one.
+    ``test_plain_compile_uses_adreno_tir_pipeline`` fails as long as the workaround is needed.
+    """
+    forced = os.environ.get("TEXTURE_TESTS_BUILD", "").lower()
+    if forced == "plain":
+        return BuildMode(True, "forced by TEXTURE_TESTS_BUILD=plain")
+    if forced == "workaround":
+        _register_workaround_pipeline()
+        return BuildMode(False, "forced by TEXTURE_TESTS_BUILD=workaround")
+    used, error = plain_compile_uses_adreno_tir_pipeline()
+    if used:
+        return BuildMode(True, "plain tvm.compile runs the Adreno TIR pipeline")
+    _register_workaround_pipeline()
+    return BuildMode(False, f"plain tvm.compile does not run the Adreno TIR pipeline: {error}")
+
+
+def plain_compile_uses_adreno_tir_pipeline() -> Tuple[bool, str]:
+    """Compile a tiny conv2d with the plain call; report whether the Adreno TIR pipeline ran."""
+    from tvm.tirx import compilation_pipeline  # pylint: disable=import-outside-toplevel
+
+    factory = _adreno_tir_factory()
+    calls = []
+
+    def _spy(**kwargs):
+        calls.append(1)
+        return factory(**kwargs)
+
+    compilation_pipeline.PIPELINE_MAP["adreno"] = _spy
+    try:
+        tvm.compile(_probe_module(), target=texture_target())
+    except Exception as err:  # pylint: disable=broad-except
+        return False, f"{type(err).__name__}: {str(err).strip().splitlines()[-1][:200]}"
+    finally:
+        compilation_pipeline.PIPELINE_MAP["adreno"] = factory
+    if not calls:
+        return False, "it compiled with another TIR pipeline (the generic one)"
+    return True, ""
+
+
+def build_texture(mod: tvm.IRModule):
+    """Build ``mod`` for the Adreno texture target; returns a VMExecutable."""
+    target = texture_target()
+    if build_mode().plain:
+        return tvm.compile(mod, target=target)
+    return tvm.compile(mod, target=target, tir_pipeline=_WORKAROUND_TIR_PIPELINE)
+
+
+def build_llvm(mod: tvm.IRModule):
+    return tvm.compile(mod, target=tvm.target.Target("llvm"))
+
+
+def lower_to_scopes(mod: tvm.IRModule) -> tvm.IRModule:
+    """Run the Relax pipeline of the texture target up to (and including) legalization.
+
+    That is where memory scopes are decided: every ``call_tir`` argument and result carries a
+    ``VDevice`` whose ``memory_scope`` is ``global`` or ``global.texture*``.  The phase lists
+    come from ``tvm.relax.pipeline`` (which dispatches on the target), so the check follows
+    whatever the Adreno backend registers.
+    """
+    target = texture_target()
+    with target:
+        passes = relax.pipeline.library_dispatch_passes(target)
+        passes += relax.pipeline.legalize_passes(target)
+        return tvm.transform.Sequential(passes)(mod)
+
+
+# ----------------------------------------------------------------------------------------
+# Scope assertions
+# ----------------------------------------------------------------------------------------
+
+
+def _scope_of(sinfo) -> str:
+    vdev = getattr(sinfo, "vdevice", None)
+    return "global" if vdev is None else str(vdev.memory_scope)
+
+
+def _scopes(sinfo) -> List[str]:
+    if isinstance(sinfo, relax.TupleType):
+        return [s for f in sinfo.fields for s in _scopes(f)]
+    return [_scope_of(sinfo)]
+
+
+@dataclasses.dataclass
+class CallScopes:
+    func: str  # name of the PrimFunc called
+    inputs: List[str]
+    outputs: List[str]
+
+    def __str__(self):
+        return f"{self.func}({', '.join(self.inputs)}) -> ({', '.join(self.outputs)})"
+
+
+def texture_call_scopes(lowered: tvm.IRModule) -> List[CallScopes]:
+    """The memory scope of every call_tir argument and result, in program order."""
+    found: List[CallScopes] = []
+    call_tir = tvm.ir.Op.get("relax.call_tir")
+
+    def _visit(expr):
+        if isinstance(expr, relax.Call) and expr.op.same_as(call_tir):
+            args = expr.args[1]
+            arg_list = list(args.fields) if isinstance(args, relax.Tuple) else [args]
+            found.append(
+                CallScopes(
+                    func=expr.args[0].name_hint,
+                    inputs=[s for a in arg_list for s in _scopes(a.ty)],
+                    outputs=_scopes(expr.ty_args[0]),
+                )
+            )
+
+    for _, func in lowered.functions_items():
+        if isinstance(func, relax.Function):
+            relax.analysis.post_order_visit(func, _visit)
+    return found
+
+
+def is_texture(scope: str) -> bool:
+    return scope.startswith(TEXTURE_SCOPE_PREFIX)
+
+
+def count_texture_tensors(lowered: tvm.IRModule) -> int:
+    """How many call_tir results are produced into a texture scope."""
+    return sum(is_texture(s) for c in texture_call_scopes(lowered) for s in c.outputs)
+
+
+def describe_scopes(lowered: tvm.IRModule) -> str:
+    return "\n  ".join(str(c) for c in texture_call_scopes(lowered)) or "(no call_tir)"
+
+
+def conv2d_calls(lowered: tvm.IRModule) -> List[CallScopes]:
+    return [c for c in texture_call_scopes(lowered) if "conv2d_NCHWc" in c.func]
+
+
+def assert_conv2d_uses_texture(lowered: tvm.IRModule, min_convs: int = 1) -> None:
+    """Every Adreno conv2d kernel reads (or writes) at least one texture, and there are at
+    least ``min_convs`` of them: the texture conv2d path was taken, not a buffer fallback."""
+    convs = conv2d_calls(lowered)
+    assert len(convs) >= min_convs, (
+        f"expected >= {min_convs} Adreno conv2d_NCHWc kernels, scopes are:\n  "
+        + describe_scopes(lowered)
+    )
+    for call in convs:
+        assert any(is_texture(s) for s in call.inputs + call.outputs), (
+            f"{call.func} touches no texture; scopes are:\n  " + describe_scopes(lowered)
+        )
+
+
+def assert_conv2d_output_texture(lowered: tvm.IRModule) -> None:
+    """At least one conv2d result lives in a texture (it feeds a texture-capable consumer)."""
+    convs = conv2d_calls(lowered)
+    assert any(is_texture(s) for c in convs for s in c.outputs), (
+        "no conv2d result is in a texture scope; scopes are:\n  " + describe_scopes(lowered)
+    )
+
+
+def assert_scopes(lowered: tvm.IRModule, expected: Dict[str, Tuple[Sequence[str], Sequence[str]]]):
+    """Check (input scopes, output scopes) for call_tir targets whose name contains a key."""
+    calls = texture_call_scopes(lowered)
+    for key, (ins, outs) in expected.items():
+        matching = [c for c in calls if key in c.func]
+        assert matching, f"no call to a PrimFunc named like {key!r}:\n  " + describe_scopes(lowered)
+        assert any(list(c.inputs) == list(ins) and list(c.outputs) == list(outs) for c in matching), (
+            f"{key}: expected ({list(ins)}) -> ({list(outs)}); scopes are:\n  "
+            + describe_scopes(lowered)
+        )
+
+
+# ----------------------------------------------------------------------------------------
+# OpenCL source assertions
+# ----------------------------------------------------------------------------------------
+
+
+def device_sources(ex) -> str:
+    """The OpenCL C source of every OpenCL module imported by the executable."""
+    sources = []
+
+    def _walk(module):
+        for imported in module.imports:
+            if imported.kind == "opencl":
+                sources.append(imported.inspect_source())
+            _walk(imported)
+
+    _walk(ex.mod)
+    return "\n".join(sources)
+
+
+_KERNEL_RE = re.compile(r"__kernel\s+void\s+(\w+)\s*\(([^)]*)\)\s*\{", re.S)
+
+
+@dataclasses.dataclass
+class Kernel:
+    name: str
+    params: str
+    body: str
+
+    @property
+    def image_params(self) -> List[str]:
+        return re.findall(r"image2d_array_t\s+(\w+)", self.params)
+
+    @property
+    def reads_image(self) -> bool:
+        return bool(re.search(r"\b(read_image[fh]|READ_IMAGE[FH])\s*\(", self.body))
+
+    @property
+    def writes_image(self) -> bool:
+        return bool(re.search(r"\bwrite_image[fh]\s*\(", self.body))
+
+
+def kernel_sources(ex) -> Dict[str, Kernel]:
+    """Kernel definitions (not prototypes) in the generated OpenCL, by name."""
+    src = device_sources(ex)
+    kernels = {}
+    matches = list(_KERNEL_RE.finditer(src))
+    for i, match in enumerate(matches):
+        end = matches[i + 1].start() if i + 1 < len(matches) else len(src)
+        kernels[match.group(1)] = Kernel(match.group(1), match.group(2), src[match.end() : end])
+    return kernels
+
+
+def assert_images_used_as_images(ex) -> None:
+    """No image parameter is touched as memory (vload/vstore, indexing, pointer arithmetic):
+    the generic TIR pipeline does that to texture buffers and the result is invalid OpenCL."""
+    for kernel in kernel_sources(ex).values():
+        for img in kernel.image_params:
+            bad = re.search(
+                rf"(\b{img}\s*\[|vload\w*\([^;]*\b{img}\b|vstore\w*\([^;]*\b{img}\b|\b{img}\s*\+)",
+                kernel.body,
+            )
+            assert bad is None, f"kernel {kernel.name} uses image {img} as memory: {bad.group(0)!r}"
+
+
+def assert_kernels_use_images(ex, conv_name: str = "conv2d", dtype: str = "float32") -> None:
+    """The generated OpenCL really reads and writes images: some kernel writes an image
+    (packing into a texture), every conv2d kernel set reads one, and images are declared
+    ``image2d_array_t``.  For float16 the half variants are expected (read_imageh/write_imageh)
+    or float reads of a half image, depending on the device path the backend takes."""
+    kernels = kernel_sources(ex)
+    assert kernels, "no OpenCL kernels in the executable"
+    with_images = {n: k for n, k in kernels.items() if k.image_params}
+    assert with_images, "no kernel takes an image2d_array_t parameter:\n" + ", ".join(kernels)
+    assert any(k.writes_image for k in kernels.values()), "no kernel writes an image"
+    conv = {n: k for n, k in kernels.items() if conv_name in n}
+    if conv:
+        assert any(k.reads_image for k in conv.values()), (
+            f"no {conv_name} kernel reads an image: {sorted(conv)}"
+        )
+    assert_images_used_as_images(ex)
+    del dtype
+
+
+# ----------------------------------------------------------------------------------------
+# Networks, inputs, running, comparing
+# ----------------------------------------------------------------------------------------
+
+
+class NetBuilder:
+    """Builds a Relax ``main`` whose parameters are created on use.
+
+    Weights are parameters (not constants), so every run gets fresh random weights as well as
+    fresh activations.  Parameter names carry their role for ``random_inputs``:
+    ``w*`` conv/dense weights (scaled by 1/sqrt(fan_in)), ``g*`` gains around 1, anything else
+    activations or biases.
+    """
+
+    def __init__(self, dtype_mode: str = "float32"):
+        assert dtype_mode in DTYPE_MODES, dtype_mode
+        self.mode = dtype_mode
+        self.dtype = "float32" if dtype_mode == "float32" else "float16"
+        self.bb = relax.BlockBuilder()
+        self.params: List[relax.Var] = []
+        self._names: Dict[str, int] = {}
+        self._func_scope = self.bb.function("main")
+        self._func_scope.__enter__()
+        self._df_scope = self.bb.dataflow()
+        self._df_scope.__enter__()
+
+    def param(self, prefix: str, shape: Sequence[int], dtype: Optional[str] = None) -> relax.Var:
+        idx = self._names.get(prefix, 0)
+        self._names[prefix] = idx + 1
+        var = relax.Var(f"{prefix}{idx}", relax.TensorType(list(shape), dtype or self.dtype))
+        self.params.append(var)
+        return var
+
+    def input(self, shape: Sequence[int]) -> relax.Var:
+        return self.param("x", shape)
+
+    def emit(self, expr) -> relax.Var:
+        return self.bb.emit(expr)
+
+    def const(self, value: float) -> relax.Constant:
+        return relax.const(value, self.dtype)
+
+    def conv2d(self, x, out_channels: int, kernel: int = 3, stride: int = 1, padding=None, groups: int = 1):
+        in_channels = int(x.ty.shape[1])
+        w = self.param("w", (out_channels, in_channels // groups, kernel, kernel))
+        pad = kernel // 2 if padding is None else padding
+        if self.mode == "float16_acc32":
+            acc = self.emit(
+                relax.op.nn.conv2d(x, w, strides=stride, padding=pad, groups=groups, out_dtype="float32")
+            )
+            return self.emit(relax.op.astype(acc, "float16"))
+        return self.emit(
+            relax.op.nn.conv2d(x, w, strides=stride, padding=pad, groups=groups, out_dtype=self.dtype)
+        )
+
+    def bias(self, x):
+        """Add a per-channel bias (1, C, 1, 1) broadcast over N, H, W."""
+        channels = int(x.ty.shape[1])
+        b = self.param("b", (1, channels, 1, 1))
+        return self.emit(relax.op.add(x, b))
+
+    def dense(self, x, units: int):
+        in_units = int(x.ty.shape[-1])
+        w = self.param("w", (units, in_units))
+        wt = self.emit(relax.op.permute_dims(w))
+        if self.mode == "float16_acc32":
+            acc = self.emit(relax.op.matmul(x, wt, out_dtype="float32"))
+            return self.emit(relax.op.astype(acc, "float16"))
+        return self.emit(relax.op.matmul(x, wt, out_dtype=self.dtype))
+
+    def finish(self, *outputs) -> tvm.IRModule:
+        out = outputs[0] if len(outputs) == 1 else relax.Tuple(list(outputs))
+        gv = self.bb.emit_output(out)
+        self._df_scope.__exit__(None, None, None)
+        self.bb.emit_func_output(gv, params=self.params)
+        self._func_scope.__exit__(None, None, None)
+        return self.bb.finalize()
+
+
+def build_network(fn: Callable[[NetBuilder], Sequence], dtype_mode: str) -> tvm.IRModule:
+    """``fn(nb)`` emits ops on a NetBuilder and returns the output(s)."""
+    nb = NetBuilder(dtype_mode)
+    outs = fn(nb)
+    if not isinstance(outs, (list, tuple)):
+        outs = [outs]
+    return nb.finish(*outs)
+
+
+def _param_infos(mod: tvm.IRModule) -> List[Tuple[str, Tuple[int, ...], str]]:
+    infos = []
+    for p in mod["main"].params:
+        sinfo = p.ty
+        infos.append((p.name, tuple(int(d) for d in sinfo.shape), str(sinfo.dtype)))
+    return infos
+
+
+def random_inputs(mod: tvm.IRModule, rng: np.random.Generator) -> List[np.ndarray]:
+    """Fresh inputs for ``main``: no zeros, mixed signs, magnitudes that keep every layer
+    (and float16) away from saturation.  |x| is uniform in [0.25, 1], the sign random;
+    weights ``w*`` are divided by sqrt(fan_in) so conv outputs stay O(1); gains ``g*`` are
+    in [0.5, 1.5]."""
+    arrays = []
+    for name, shape, dtype in _param_infos(mod):
+        mag = rng.uniform(0.25, 1.0, size=shape)
+        sign = np.where(rng.random(size=shape) < 0.5, -1.0, 1.0)
+        value = mag * sign
+        if name.startswith("w"):
+            value = value / math.sqrt(max(1, int(np.prod(shape[1:]))))
+        elif name.startswith("g"):
+            value = rng.uniform(0.5, 1.5, size=shape)
+        arrays.append(value.astype(dtype))
+    return arrays
+
+
+def _to_numpy(value) -> List[np.ndarray]:
+    if isinstance(value, (list, tuple)) or type(value).__name__ == "Array":
+        return [a for v in value for a in _to_numpy(v)]
+    return [value.numpy()]
+
+
+def run_vm(ex, dev, inputs: Sequence[np.ndarray]) -> List[np.ndarray]:
+    vm = relax.VirtualMachine(ex, dev)
+    args = [tvm.runtime.tensor(a, dev) for a in inputs]
+    return _to_numpy(vm["main"](*args))
+
+
+def reference(fn: Callable[[NetBuilder], Sequence], inputs: Sequence[np.ndarray]) -> List[np.ndarray]:
+    """The float32 network on LLVM, fed ``inputs`` upcast to float32."""
+    mod = build_network(fn, "float32")
+    ex = build_llvm(mod)
+    return run_vm(ex, tvm.cpu(), [np.asarray(a, dtype="float32") for a in inputs])
+
+
+@dataclasses.dataclass
+class Mismatch:
+    index: int
+    fraction: float
+    max_abs: float
+    max_rel: float
+    scale: float
+
+    def __str__(self):
+        return (
+            f"output {self.index}: {100 * self.fraction:.1f}% of elements outside tolerance, "
+            f"max |err| {self.max_abs:.3g} (output scale {self.scale:.3g}, "
+            f"max rel err {self.max_rel:.3g})"
+        )
+
+
+def compare(actual: Sequence[np.ndarray], desired: Sequence[np.ndarray], dtype_mode: str) -> List[Mismatch]:
+    rtol, atol_rel = TOLERANCES[dtype_mode]
+    assert len(actual) == len(desired), f"{len(actual)} outputs, expected {len(desired)}"
+    problems = []
+    for i, (a, d) in enumerate(zip(actual, desired)):
+        a = np.asarray(a, dtype="float64")
+        d = np.asarray(d, dtype="float64")
+        assert a.shape == d.shape, f"output {i}: shape {a.shape}, expected {d.shape}"
+        scale = float(np.max(np.abs(d))) if d.size else 0.0
+        err = np.abs(a - d)
+        bad = ~(err <= atol_rel * scale + rtol * np.abs(d))  # NaN counts as bad
+        if bad.any():
+            problems.append(
+                Mismatch(
+                    index=i,
+                    fraction=float(bad.mean()),
+                    max_abs=float(np.nanmax(np.where(np.isnan(err), np.inf, err))),
+                    max_rel=float(np.nanmax(err / np.maximum(np.abs(d), 1e-12))),
+                    scale=scale,
+                )
+            )
+    return problems
+
+
+def assert_close(actual, desired, dtype_mode: str, context: str = "") -> None:
+    problems = compare(actual, desired, dtype_mode)
+    if problems:
+        rtol, atol_rel = TOLERANCES[dtype_mode]
+        raise AssertionError(
+            f"{context}: texture result differs from the LLVM reference "
+            f"({dtype_mode}, rtol={rtol}, atol={atol_rel}*scale):\n  "
+            + "\n  ".join(str(p) for p in problems)
+        )
+
+
+def check_numerics(fn, dtype_mode: str, rng: np.random.Generator, name: str = "") -> None:
+    """Build ``fn`` for the texture target, run it on the OpenCL device with fresh random
+    inputs, and compare with the float32 LLVM reference."""
+    mod = build_network(fn, dtype_mode)
+    ex = build_texture(mod)
+    inputs = random_inputs(mod, rng)
+    actual = run_vm(ex, tvm_device(), inputs)
+    desired = reference(fn, inputs)
+    assert_close(actual, desired, dtype_mode, context=f"{name} on {opencl_device().label}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One test network and what its texture build must show.
+
+    fn: emits the network on a NetBuilder, returns the output(s).
+    convs: how many conv2d kernels must read or write a texture (0: no texture expected, e.g.
+        an elementwise op alone, which the Adreno pipeline keeps in buffers).
+    conv_output_texture: some conv2d result must stay in a texture because its consumer takes
+        textures (pooling, concat, a second conv).
+    """
+
+    fn: Callable[[NetBuilder], Sequence]
+    convs: int = 1
+    conv_output_texture: bool = False
+
+
+def check_compile(case: Case, dtype_mode: str):
+    """Compile-side checks (no device): scopes after legalization, images in the OpenCL."""
+    mod = build_network(case.fn, dtype_mode)
+    lowered = lower_to_scopes(mod)
+    if case.convs:
+        assert_conv2d_uses_texture(lowered, min_convs=case.convs)
+    if case.conv_output_texture:
+        assert_conv2d_output_texture(lowered)
+    ex = build_texture(mod)
+    if case.convs:
+        assert_kernels_use_images(ex, dtype=dtype_mode)
+    else:
+        assert_images_used_as_images(ex)
+    return lowered, ex
