@@ -1,0 +1,235 @@
+"""``python -m adreno_ws``: the workspace's one command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import WsError
+from .repo import default_repo_root
+
+
+def _base_dir(args) -> Path:
+    from .base import ensure_base  # pylint: disable=import-outside-toplevel
+
+    if args.base_dir:
+        base = Path(args.base_dir)
+        if not (base / "python" / "tvm").is_dir():
+            raise WsError(f"{base} has no python/tvm: pass a directory laid out like the base cache")
+        return base
+    return ensure_base(args.repo, Path(args.cache) if args.cache else None)
+
+
+def cmd_base(args) -> int:
+    """Fetch and cache the pristine base."""
+    from .base import ensure_base  # pylint: disable=import-outside-toplevel
+
+    base = ensure_base(args.repo, Path(args.cache) if args.cache else None,
+                       Path(args.wheel) if args.wheel else None)
+    print(base / "python" / "tvm")
+    return 0
+
+
+def cmd_export(args) -> int:
+    """Regenerate patches/ from the mirror."""
+    from .patches import export  # pylint: disable=import-outside-toplevel
+
+    changed = export(args.repo, _base_dir(args))
+    for name in changed:
+        print(f"patches: wrote {name}")
+    print(f"patches: {len(changed)} file(s) changed" if changed else "patches: up to date")
+    return 0
+
+
+def cmd_check(args) -> int:
+    """Fail unless patches/ matches the mirror and applies to the base."""
+    from .patches import check  # pylint: disable=import-outside-toplevel
+
+    problems = check(args.repo, _base_dir(args))
+    if problems:
+        raise WsError(*problems)
+    print("patches: ok (up to date, apply to the pristine base, base + patches == mirror)")
+    return 0
+
+
+def cmd_apply(args) -> int:
+    """Apply the series to an installed TVM or a checkout."""
+    from .base import ensure_base  # pylint: disable=import-outside-toplevel
+    from .patches import apply_series, find_venv_tvm  # pylint: disable=import-outside-toplevel
+
+    if bool(args.target) == bool(args.venv):
+        raise WsError("give exactly one of --target DIR or --venv PATH")
+    target = Path(args.target) if args.target else find_venv_tvm(Path(args.venv))
+    print(apply_series(args.repo, target, force=args.force,
+                       skip_version_check=args.skip_version_check,
+                       pristine=lambda: _base_dir(args)))
+    return 0
+
+
+def _site_packages(args) -> Path:
+    from .patches import find_venv_tvm  # pylint: disable=import-outside-toplevel
+
+    return find_venv_tvm(Path(args.venv)).parent
+
+
+def cmd_runtime_build(args) -> int:
+    """Build the OpenCL runtime (and install it unless --no-install)."""
+    from . import runtime  # pylint: disable=import-outside-toplevel
+
+    site = _site_packages(args)
+    build_dir = Path(args.build_dir) if args.build_dir else args.repo / "build" / "opencl-runtime"
+    so_path = runtime.build(site, build_dir, jobs=args.jobs)
+    print(f"runtime: built {so_path}")
+    if not args.no_install:
+        print(f"runtime: installed {runtime.install(so_path, site)}")
+    return 0
+
+
+def cmd_runtime_install(args) -> int:
+    """Install an already built OpenCL runtime library."""
+    from . import runtime  # pylint: disable=import-outside-toplevel
+
+    print(f"runtime: installed {runtime.install(Path(args.so), _site_packages(args))}")
+    return 0
+
+
+def cmd_setup(args) -> int:
+    """Create and fill the venv, OpenCL, patches, runtime."""
+    from .setup_env import setup  # pylint: disable=import-outside-toplevel
+
+    setup(args.repo, Path(args.venv), args.skip_opencl, args.skip_runtime, args.jobs)
+    return 0
+
+
+def cmd_opencl(args) -> int:
+    """List OpenCL devices; with --select, fail unless one matches."""
+    from . import opencl  # pylint: disable=import-outside-toplevel
+
+    found = opencl.devices()
+    if found is None:
+        raise WsError("no OpenCL ICD loader (libOpenCL.so.1): run `python -m adreno_ws setup`")
+    chosen = [d for d in found if args.select.lower() in d.lower()] if args.select else found
+    for dev in chosen:
+        print(dev)
+    if not chosen:
+        what = f"matching '{args.select}' " if args.select else ""
+        raise WsError(f"no OpenCL device {what}(have: {', '.join(found) or 'none'}): "
+                      "install one (python -m adreno_ws setup) or change TVM_OPENCL_DEVICE")
+    return 0
+
+
+def cmd_junit(args) -> int:
+    """Print per-file and total pass/fail/skip counts of JUnit XML files."""
+    from .report import junit_counts  # pylint: disable=import-outside-toplevel
+
+    total = {"passed": 0, "failed": 0, "skipped": 0, "errors": 0}
+    for name in args.files:
+        counts = junit_counts(Path(name))
+        for key, value in counts.items():
+            total[key] += value
+        print(f"  {Path(name).stem}: {counts['passed']} passed, {counts['failed']} failed, "
+              f"{counts['skipped']} skipped, {counts['errors']} errors")
+    print(f"{total['passed']} passed, {total['failed'] + total['errors']} failed, "
+          f"{total['skipped']} skipped")
+    return 0
+
+
+def cmd_headers(args) -> int:
+    """Fail when a mirror file lacks the ASF license header."""
+    from .report import missing_asf_header  # pylint: disable=import-outside-toplevel
+    from .repo import mirror_files  # pylint: disable=import-outside-toplevel
+
+    files = args.files or [f for f in mirror_files(args.repo) if f.endswith(".py")]
+    bad = [f for f in files if missing_asf_header(args.repo / f if not Path(f).is_absolute()
+                                                  else Path(f))]
+    if bad:
+        raise WsError(*(f"{f}: no ASF license header: copy it from any TVM source file"
+                        for f in bad))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for the tests and --help)."""
+    parser = argparse.ArgumentParser(prog="python -m adreno_ws", description=__doc__)
+    parser.add_argument("--repo", type=Path, default=default_repo_root(),
+                        help="workspace root (default: the one holding this package)")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def base_opts(p):
+        p.add_argument("--cache", help="base cache directory (default .cache/base)")
+        p.add_argument("--base-dir", help="use this pristine base (holding python/tvm) as is")
+
+    p = sub.add_parser("base", help="fetch and cache the pristine base wheel tree")
+    p.add_argument("--cache", help="base cache directory (default .cache/base)")
+    p.add_argument("--wheel", help="use this local wheel instead of downloading")
+    p.set_defaults(func=cmd_base)
+
+    patches = sub.add_parser("patches", help="export, check or apply the patch series")
+    psub = patches.add_subparsers(dest="patches_command", required=True)
+    p = psub.add_parser("export", help="regenerate patches/ from the mirror")
+    base_opts(p)
+    p.set_defaults(func=cmd_export)
+    p = psub.add_parser("check", help="fail unless patches/ agrees with mirror and base")
+    base_opts(p)
+    p.set_defaults(func=cmd_check)
+    p = psub.add_parser("apply", help="apply patches/ to an installed TVM or a checkout")
+    p.add_argument("--target", help="site-packages/tvm, or a TVM checkout's python/tvm")
+    p.add_argument("--venv", help="a virtual environment whose tvm to patch")
+    p.add_argument("--force", action="store_true",
+                   help="restore the pristine files the series touches first, then apply")
+    p.add_argument("--skip-version-check", action="store_true",
+                   help="apply even when the target's TVM version cannot be read")
+    base_opts(p)
+    p.set_defaults(func=cmd_apply)
+
+    rt = sub.add_parser("runtime", help="build or install the OpenCL runtime library")
+    rsub = rt.add_subparsers(dest="runtime_command", required=True)
+    p = rsub.add_parser("build", help="build (and install) libtvm_runtime_opencl.so")
+    p.add_argument("--venv", default=None, help="venv holding the base (default <repo>/.venv)")
+    p.add_argument("--build-dir", default=None, help="default <repo>/build/opencl-runtime")
+    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--no-install", action="store_true")
+    p.set_defaults(func=cmd_runtime_build)
+    p = rsub.add_parser("install", help="install a built library into the venv")
+    p.add_argument("--so", required=True, help="the built libtvm_runtime_opencl.so")
+    p.add_argument("--venv", default=None, help="venv holding the base (default <repo>/.venv)")
+    p.set_defaults(func=cmd_runtime_install)
+
+    p = sub.add_parser("setup", help="venv, requirements, OpenCL, patches, runtime (idempotent)")
+    p.add_argument("--venv", default=None, help="virtual environment (default <repo>/.venv)")
+    p.add_argument("--skip-opencl", action="store_true", help="no OpenCL packages or device check")
+    p.add_argument("--skip-runtime", action="store_true", help="do not build the OpenCL runtime")
+    p.add_argument("--jobs", type=int, default=2)
+    p.set_defaults(func=cmd_setup)
+
+    p = sub.add_parser("opencl", help="list OpenCL devices")
+    p.add_argument("--select", default="", help="substring of 'platform / device' to require")
+    p.set_defaults(func=cmd_opencl)
+
+    p = sub.add_parser("junit-summary", help="totals of pytest JUnit XML files")
+    p.add_argument("files", nargs="+")
+    p.set_defaults(func=cmd_junit)
+
+    p = sub.add_parser("headers", help="check the ASF license header on mirror files")
+    p.add_argument("files", nargs="*", help="files to check (default: all mirror .py files)")
+    p.set_defaults(func=cmd_headers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; WsError becomes ``error:`` lines and exit status 1."""
+    args = build_parser().parse_args(argv)
+    args.repo = Path(args.repo).resolve()
+    if args.command in ("setup", "runtime") and args.venv is None:
+        args.venv = str(args.repo / ".venv")
+    elif getattr(args, "venv", None) and not Path(args.venv).is_absolute():
+        args.venv = str(Path.cwd() / args.venv)
+    try:
+        return args.func(args)
+    except WsError as err:
+        for line in err.problems:
+            print(f"error: {line}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,77 @@
+"""Which OpenCL platforms and devices this machine has, read through the ICD loader (ctypes)."""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+from pathlib import Path
+
+PACKAGES = ("pocl-opencl-icd", "ocl-icd-libopencl1", "opencl-headers", "clinfo")
+_PLATFORM_NAME = 0x0902
+_DEVICE_TYPE_ALL = 0xFFFFFFFF
+_DEVICE_NAME = 0x102B
+
+
+def _load() -> ctypes.CDLL | None:
+    for name in ("libOpenCL.so.1", ctypes.util.find_library("OpenCL")):
+        if not name:
+            continue
+        try:
+            return ctypes.CDLL(name)
+        except OSError:
+            continue
+    return None
+
+
+def _info(func, handle, param) -> str:
+    size = ctypes.c_size_t()
+    if func(handle, param, 0, None, ctypes.byref(size)) != 0:
+        return "?"
+    buf = ctypes.create_string_buffer(size.value)
+    func(handle, param, size, buf, None)
+    return buf.value.decode("utf-8", "replace").strip()
+
+
+def devices() -> list[str] | None:
+    """``"platform / device"`` for every device; None when no OpenCL loader is installed."""
+    lib = _load()
+    if lib is None:
+        return None
+    count = ctypes.c_uint()
+    if lib.clGetPlatformIDs(0, None, ctypes.byref(count)) != 0 or count.value == 0:
+        return []
+    platforms = (ctypes.c_void_p * count.value)()
+    lib.clGetPlatformIDs(count, platforms, None)
+    out = []
+    for platform in platforms:
+        pname = _info(lib.clGetPlatformInfo, ctypes.c_void_p(platform), _PLATFORM_NAME)
+        ndev = ctypes.c_uint()
+        if lib.clGetDeviceIDs(ctypes.c_void_p(platform), ctypes.c_ulonglong(_DEVICE_TYPE_ALL), 0,
+                              None, ctypes.byref(ndev)) != 0:
+            continue
+        devs = (ctypes.c_void_p * ndev.value)()
+        lib.clGetDeviceIDs(ctypes.c_void_p(platform), ctypes.c_ulonglong(_DEVICE_TYPE_ALL), ndev,
+                           devs, None)
+        for dev in devs:
+            out.append(f"{pname} / {_info(lib.clGetDeviceInfo, ctypes.c_void_p(dev), _DEVICE_NAME)}")
+    return out
+
+
+def missing_packages(status: Path = Path("/var/lib/dpkg/status")) -> list[str]:
+    """The Debian packages of :data:`PACKAGES` that dpkg does not list as installed."""
+    if not status.is_file():
+        return list(PACKAGES)
+    installed = set()
+    for stanza in status.read_text(encoding="utf-8", errors="replace").split("\n\n"):
+        fields = dict(
+            line.split(":", 1) for line in stanza.splitlines() if ":" in line and line[0] != " "
+        )
+        if "install ok installed" in fields.get("Status", ""):
+            installed.add(fields.get("Package", "").strip())
+    return [p for p in PACKAGES if p not in installed]
+
+
+def is_root() -> bool:
+    """True when running as root (apt-get works without sudo)."""
+    return hasattr(os, "geteuid") and os.geteuid() == 0

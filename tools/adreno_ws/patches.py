@@ -1,0 +1,385 @@
+"""patches export / check / apply.
+
+* export: mirror + pristine base + topics file -> ``patches/NNNN-<topic>.patch`` and ``patches/series``.
+* check: ``patches/`` is what export would write, applies in order to the pristine base, and
+  base + patches == mirror.
+* apply: the series onto an installed TVM or a TVM checkout, all or nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import WsError
+from .base import read_version_py, wheel_version
+from .gitpatch import FileDiff, format_patch, make_diff, touched_paths
+from .repo import MIRROR_PACKAGE, PATCH_DIR, SERIES_FILE, TOPICS_FILE, read_base_pin
+from .topics import load_topics
+
+RECORD = ".adreno_ws_series.json"
+EXPORT_HINT = "run `python -m adreno_ws patches export` and commit patches/"
+_PATCH_GLOB = "[0-9][0-9][0-9][0-9]-*.patch"
+
+
+def read_text(path: Path) -> str:
+    """A mirror or base file as text; binary files are refused."""
+    data = path.read_bytes()
+    if b"\0" in data:
+        raise WsError(f"{path}: binary file: the patch series carries text files only")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise WsError(f"{path}: not UTF-8 ({err}): save it as UTF-8") from err
+
+
+def build_series(repo: Path, base: Path, warn=print) -> dict[str, str]:
+    """What export writes: ``{file name under patches/: content}``, the series file included."""
+    topics = load_topics(repo)
+    problems: list[str] = []
+    rendered: list[tuple[str, object, list[FileDiff]]] = []
+    for topic in topics.topics:
+        diffs = []
+        for path in topic.files:
+            new = read_text(repo / path)
+            old = read_text(base / path) if (base / path).is_file() else None
+            if old == new:
+                warn(f"warning: {path} is identical to the base: drop it from the mirror")
+                continue
+            diffs.append(make_diff(path, old, new))
+        for path in topic.delete:
+            if not (base / path).is_file():
+                problems.append(
+                    f"{TOPICS_FILE}: topic '{topic.name}' deletes '{path}', which the base "
+                    "does not have: fix the delete entry"
+                )
+                continue
+            diffs.append(make_diff(path, read_text(base / path), None))
+        if not diffs:
+            problems.append(
+                f"{TOPICS_FILE}: topic '{topic.name}' changes nothing against the base: "
+                "change its files or remove the topic"
+            )
+        rendered.append((topic.name, topic, diffs))
+    if problems:
+        raise WsError(*problems)
+    count = len(rendered)
+    out: dict[str, str] = {}
+    for index, (name, topic, diffs) in enumerate(rendered, 1):
+        filename = f"{index:04d}-{name}.patch"
+        out[filename] = format_patch(
+            index, count, topic.subject, topic.message, topics.author, topics.date, diffs
+        )
+    out[SERIES_FILE.name] = "".join(f"{name}\n" for name in out)
+    return out
+
+
+def export(repo: Path, base: Path) -> list[str]:
+    """Write the series into ``patches/``; return the names of files that changed."""
+    series = build_series(repo, base)
+    pdir = repo / PATCH_DIR
+    pdir.mkdir(exist_ok=True)
+    changed = []
+    for stale in sorted(pdir.glob(_PATCH_GLOB)):
+        if stale.name not in series:
+            stale.unlink()
+            changed.append(f"removed {stale.name}")
+    for name, text in series.items():
+        dest = pdir / name
+        data = text.encode("utf-8")
+        if not dest.is_file() or dest.read_bytes() != data:
+            dest.write_bytes(data)
+            changed.append(name)
+    return changed
+
+
+def committed_series(repo: Path) -> list[Path]:
+    """The patch files ``patches/series`` lists, in order."""
+    series = repo / SERIES_FILE
+    if not series.is_file():
+        raise WsError(f"{SERIES_FILE} is missing: {EXPORT_HINT}")
+    names = [
+        line.strip()
+        for line in series.read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    missing = [n for n in names if not (repo / PATCH_DIR / n).is_file()]
+    if missing:
+        raise WsError(*(f"{SERIES_FILE} lists {n}, which does not exist: {EXPORT_HINT}" for n in missing))
+    return [repo / PATCH_DIR / n for n in names]
+
+
+def series_digest(patches: list[Path]) -> str:
+    """One hash over the series, names and contents, in order."""
+    digest = hashlib.sha256()
+    for patch in patches:
+        digest.update(patch.name.encode() + b"\0" + patch.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _git_apply(patch: Path, cwd: Path, *extra: str) -> str | None:
+    """Run ``git apply`` in ``cwd`` (kept out of any enclosing repository); None or git's error."""
+    env = dict(os.environ, GIT_CEILING_DIRECTORIES=str(cwd.parent))
+    cmd = ["git", "apply", "--whitespace=nowarn", *extra, str(patch)]
+    try:
+        proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    except FileNotFoundError as err:
+        raise WsError("git is not installed: install git (apt-get install git)") from err
+    if proc.returncode == 0:
+        return None
+    lines = [l for l in proc.stderr.strip().splitlines() if l.startswith("error:")]
+    return (lines or proc.stderr.strip().splitlines() or ["git apply failed"])[0]
+
+
+def _stage(paths: set[str], source, stage: Path) -> None:
+    """Copy each of ``paths`` (``python/tvm/...``) that ``source(path)`` finds into ``stage``."""
+    for path in paths:
+        src = source(path)
+        if src is not None and src.is_file():
+            dest = stage / path
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, dest)
+
+
+def _apply_all(patches: list[Path], stage: Path, reverse: bool = False) -> tuple[Path, str] | None:
+    """Apply (or reverse) the series in ``stage``; the first failing patch and git's error."""
+    order = list(reversed(patches)) if reverse else patches
+    extra = ("--reverse",) if reverse else ()
+    for patch in order:
+        error = _git_apply(patch, stage, *extra)
+        if error:
+            return patch, error
+    return None
+
+
+def _touched(patches: list[Path]) -> set[str]:
+    paths: set[str] = set()
+    for patch in patches:
+        paths.update(touched_paths(patch.read_text(encoding="utf-8")))
+    bad = sorted(p for p in paths if not p.startswith(MIRROR_PACKAGE.as_posix() + "/"))
+    if bad:
+        raise WsError(*(f"a patch changes {p}, outside {MIRROR_PACKAGE}/: {EXPORT_HINT}" for p in bad))
+    return paths
+
+
+def check(repo: Path, base: Path) -> list[str]:
+    """Every reason patches/ disagrees with the mirror or the base (empty when all is well)."""
+    problems: list[str] = []
+    try:
+        expected = build_series(repo, base, warn=lambda _msg: None)
+    except WsError as err:
+        return err.problems
+    pdir = repo / PATCH_DIR
+    on_disk = {p.name for p in pdir.glob(_PATCH_GLOB)} | (
+        {SERIES_FILE.name} if (repo / SERIES_FILE).is_file() else set()
+    )
+    for name in sorted(set(expected) | on_disk):
+        if name not in on_disk:
+            problems.append(f"patches/{name} is missing: {EXPORT_HINT}")
+        elif name not in expected:
+            problems.append(f"patches/{name} belongs to no topic any more: {EXPORT_HINT}")
+        elif (pdir / name).read_bytes() != expected[name].encode("utf-8"):
+            problems.append(f"patches/{name} is out of date with the mirror: {EXPORT_HINT}")
+    try:
+        patches = committed_series(repo)
+        paths = _touched(patches)
+    except WsError as err:
+        return problems + err.problems
+    with tempfile.TemporaryDirectory(prefix="adreno-ws-check-") as tmp:
+        stage = Path(tmp) / "tree"
+        stage.mkdir()
+        _stage(paths, lambda p: base / p, stage)
+        failed = _apply_all(patches, stage)
+        if failed:
+            problems.append(
+                f"patches/{failed[0].name} does not apply to the pristine base: {failed[1]}; "
+                f"{EXPORT_HINT}"
+            )
+            return problems
+        for path in sorted(paths):
+            staged, mirror = stage / path, repo / path
+            if staged.is_file() != mirror.is_file() or (
+                staged.is_file() and staged.read_bytes() != mirror.read_bytes()
+            ):
+                problems.append(f"{path}: base + patches != mirror: {EXPORT_HINT}")
+    return problems
+
+
+# ---------------------------------------------------------------------------- apply
+
+
+@dataclass
+class Target:
+    """A ``tvm`` package directory to patch, what it is, and its TVM version."""
+
+    path: Path
+    kind: str
+    version: str | None
+
+
+def find_venv_tvm(venv: Path) -> Path:
+    """``<venv>/lib/pythonX.Y/site-packages/tvm``."""
+    found = sorted(venv.glob("lib/python3*/site-packages/tvm"))
+    if not found:
+        raise WsError(
+            f"{venv} has no site-packages/tvm: install the base first "
+            f"(pip install -r ci/requirements-base.txt, or `python -m adreno_ws setup`)"
+        )
+    return found[-1]
+
+
+def resolve_target(target: Path) -> Target:
+    """Accept site-packages, a checkout root, its python/ or the tvm/ directory itself."""
+    target = target.resolve()
+    for candidate in (target, target / "tvm", target / "python" / "tvm"):
+        if (candidate / "__init__.py").is_file() and candidate.name == "tvm":
+            target = candidate
+            break
+    else:
+        raise WsError(f"{target} is not a tvm package directory (no tvm/__init__.py): pass "
+                      "site-packages/tvm or a TVM checkout's python/tvm")
+    dists = sorted(target.parent.glob("apache_tvm-*.dist-info"))
+    if dists:
+        meta = dists[-1] / "METADATA"
+        version = _metadata_version(meta) if meta.is_file() else None
+        return Target(target, "installed wheel (site-packages)", version)
+    if target.parent.name == "python" and (target.parent.parent / "include" / "tvm").is_dir():
+        return Target(target, "TVM source checkout", read_version_py(target / "_version.py"))
+    return Target(target, "tvm tree", read_version_py(target / "_version.py"))
+
+
+def _metadata_version(meta: Path) -> str | None:
+    for line in meta.read_text(encoding="utf-8").splitlines():
+        if line.startswith("Version:"):
+            return line.split(":", 1)[1].strip()
+        if not line.strip():
+            break
+    return None
+
+
+def _sha256(path: Path) -> str | None:
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+
+
+def _read_record(tvm: Path) -> dict | None:
+    try:
+        return json.loads((tvm / RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _record_intact(tvm: Path, record: dict) -> bool:
+    return all(_sha256(_in_target(tvm, p)) == h for p, h in record.get("files", {}).items())
+
+
+def _in_target(tvm: Path, path: str) -> Path:
+    """``python/tvm/a/b.py`` -> ``<tvm>/a/b.py``."""
+    return tvm / Path(path).relative_to(MIRROR_PACKAGE)
+
+
+def apply_series(
+    repo: Path, target_dir: Path, force: bool = False, skip_version_check: bool = False,
+    pristine=None,
+) -> str:
+    """Apply ``patches/series`` to ``target_dir``; return what was done, or raise WsError.
+
+    ``pristine`` is a callable returning the pristine base directory (used by ``force``).
+    Nothing in the target changes unless every patch applies.
+    """
+    pin = read_base_pin(repo)
+    target = resolve_target(target_dir)
+    tvm = target.path
+    if not skip_version_check:
+        if target.version is None:
+            raise WsError(
+                f"cannot tell which TVM {tvm} is ({target.kind}: no dist-info, no _version.py): "
+                f"the series is for {pin.version}; pass --skip-version-check if it is that base"
+            )
+        if target.version != pin.version:
+            raise WsError(
+                f"{tvm} is TVM {target.version} ({target.kind}), but the series is made against "
+                f"{pin.version} (ci/requirements-base.txt): install {pin.name}=={pin.version} there"
+            )
+    patches = committed_series(repo)
+    digest = series_digest(patches)
+    record = _read_record(tvm)
+    if record and record.get("series") == digest and _record_intact(tvm, record):
+        return f"already applied: {len(patches)} patches in {tvm}"
+    paths = _touched(patches)
+    restore: set[str] = set()
+    if force:
+        restore = paths | set((record or {}).get("files", {}))
+    with tempfile.TemporaryDirectory(prefix="adreno-ws-apply-") as tmp:
+        stage = Path(tmp) / "tree"
+        stage.mkdir()
+        if restore:
+            base = pristine()
+            _stage(restore, lambda p: base / p, stage)
+            _stage(paths - restore, lambda p: _in_target(tvm, p), stage)
+        else:
+            _stage(paths, lambda p: _in_target(tvm, p), stage)
+        failed = _apply_all(patches, stage)
+        if failed:
+            return _explain_failure(tvm, patches, paths, record, digest, failed)
+        changed = _swap_in(tvm, stage, paths | restore)
+    files = {p: _sha256(_in_target(tvm, p)) for p in sorted(paths)}
+    record = {"base": pin.version, "series": digest, "patches": [p.name for p in patches],
+              "files": files}
+    (tvm / RECORD).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    return f"applied {len(patches)} patches to {tvm} ({target.kind}, {changed} files changed)"
+
+
+def _explain_failure(tvm, patches, paths, record, digest, failed) -> str:
+    with tempfile.TemporaryDirectory(prefix="adreno-ws-reverse-") as tmp:
+        stage = Path(tmp) / "tree"
+        stage.mkdir()
+        _stage(paths, lambda p: _in_target(tvm, p), stage)
+        if _apply_all(patches, stage, reverse=True) is None:
+            return f"already applied: {len(patches)} patches in {tvm} (found by reverse check)"
+    if record and record.get("series") != digest:
+        raise WsError(
+            f"{tvm} carries another version of the series ({', '.join(record.get('patches', []))}):"
+            " rerun with --force to restore the pristine files first"
+        )
+    raise WsError(
+        f"patches/{failed[0].name} does not apply to {tvm}: {failed[1]}; nothing was changed. "
+        "If the target was edited, reinstall the base or rerun with --force; if the patch is "
+        "stale, re-export it"
+    )
+
+
+def _swap_in(tvm: Path, stage: Path, paths: set[str]) -> int:
+    """Move the staged results into the target; on any error put the old files back."""
+    saved: dict[Path, bytes | None] = {}
+    changed = 0
+    try:
+        for path in sorted(paths):
+            staged, dest = stage / path, _in_target(tvm, path)
+            old = dest.read_bytes() if dest.is_file() else None
+            new = staged.read_bytes() if staged.is_file() else None
+            if old == new:
+                continue
+            saved[dest] = old
+            _write_or_remove(dest, new)
+            changed += 1
+    except OSError as err:
+        for dest, old in saved.items():
+            _write_or_remove(dest, old)
+        raise WsError(f"could not write {tvm}: {err}; the old files were put back") from err
+    return changed
+
+
+def _write_or_remove(dest: Path, data: bytes | None) -> None:
+    if data is None:
+        dest.unlink(missing_ok=True)
+        return
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.adreno-ws-tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, dest)

@@ -1,0 +1,168 @@
+"""``setup``: the environment both CI scripts (and a developer) need, idempotent.
+
+Steps, each skipped when its stamp says it is done:
+
+1. a virtual environment (default ``.venv`` at the repository root);
+2. ``pip install -r ci/requirements-base.txt -r ci/requirements-test.txt``
+   (stamp: the hash of both files and the Python version);
+3. the OpenCL packages (PoCL, the ICD loader, headers, clinfo) through apt-get when root,
+   then at least one OpenCL device must be visible;
+4. the patch series applied to the venv's tvm (its own record makes this a no-op when done;
+   a changed series restores the pristine files first);
+5. the OpenCL runtime built and installed when ``src/runtime/opencl`` exists
+   (stamp: the hash of its sources, the builder and the base version).
+
+Stamps live in ``<venv>/.adreno_ws/``; delete that folder (or the venv) to redo everything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import subprocess
+import sys
+import venv as venv_mod
+from pathlib import Path
+
+from . import WsError, opencl, runtime
+from .base import ensure_base
+from .patches import apply_series, find_venv_tvm
+from .repo import BASE_REQUIREMENTS, TEST_REQUIREMENTS, read_base_pin
+
+
+def _hash_files(paths: list[Path], extra: str = "") -> str:
+    digest = hashlib.sha256(extra.encode())
+    for path in paths:
+        digest.update(path.as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() if path.is_file() else b"<absent>")
+    return digest.hexdigest()
+
+
+class Stamps:
+    """Small JSON stamps, one per step, in ``<venv>/.adreno_ws/``."""
+
+    def __init__(self, venv: Path):
+        self.dir = venv / ".adreno_ws"
+
+    def get(self, step: str) -> dict:
+        """The stamp of ``step``, or {} when absent."""
+        try:
+            return json.loads((self.dir / f"{step}.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+
+    def put(self, step: str, value: dict) -> None:
+        """Record ``step`` as done."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        (self.dir / f"{step}.json").write_text(json.dumps(value) + "\n", encoding="utf-8")
+
+
+def _say(msg: str) -> None:
+    print(f"adreno_ws setup: {msg}", flush=True)
+
+
+def venv_python(venv: Path) -> Path:
+    """The interpreter of a venv."""
+    return venv / "bin" / "python"
+
+
+def ensure_venv(venv: Path) -> None:
+    """Create the venv unless it works already."""
+    if venv_python(venv).exists():
+        return
+    _say(f"creating virtual environment {venv}")
+    venv_mod.EnvBuilder(with_pip=True, clear=venv.exists()).create(venv)
+
+
+def ensure_requirements(repo: Path, venv: Path, stamps: Stamps) -> None:
+    """pip install the base and test requirements, unless the stamp matches."""
+    reqs = [repo / BASE_REQUIREMENTS, repo / TEST_REQUIREMENTS]
+    for req in reqs:
+        if not req.is_file():
+            raise WsError(f"{req.relative_to(repo)} is missing: restore it from git")
+    key = _hash_files(reqs, platform.python_version())
+    if stamps.get("pip").get("key") == key:
+        _say("requirements already installed")
+        return
+    _say("pip install -r " + " -r ".join(str(r.relative_to(repo)) for r in reqs))
+    cmd = [str(venv_python(venv)), "-m", "pip", "install", "--disable-pip-version-check",
+           "--progress-bar", "off", "-q"]
+    for req in reqs:
+        cmd += ["-r", str(req)]
+    if subprocess.run(cmd, check=False).returncode != 0:
+        raise WsError("pip install failed (see above): fix the requirement or the network, rerun")
+    stamps.put("pip", {"key": key})
+
+
+def ensure_opencl(allow_apt: bool = True) -> list[str]:
+    """Install the OpenCL packages when missing (as root), then return the visible devices."""
+    missing = opencl.missing_packages()
+    if missing:
+        names = " ".join(missing)
+        if not (allow_apt and opencl.is_root()):
+            raise WsError(
+                f"OpenCL packages missing ({names}): run `sudo apt-get install -y {names}`, "
+                "or pass --skip-opencl"
+            )
+        _say(f"apt-get install {names}")
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        for cmd in (["apt-get", "update", "-qq"],
+                    ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing]):
+            if subprocess.run(cmd, env=env, check=False).returncode != 0:
+                raise WsError(f"`{' '.join(cmd)}` failed (see above): install {names} by hand")
+    found = opencl.devices()
+    if not found:
+        raise WsError(
+            "no OpenCL platform is visible (is /etc/OpenCL/vendors/pocl.icd there, or "
+            "OCL_ICD_VENDORS set?): reinstall pocl-opencl-icd, or pass --skip-opencl"
+        )
+    return found
+
+
+def ensure_patches(repo: Path, venv: Path) -> str:
+    """Apply the series to the venv's tvm (restoring pristine files when the series changed)."""
+    tvm = find_venv_tvm(venv)
+    return apply_series(repo, tvm, force=True, pristine=lambda: ensure_base(repo))
+
+
+def ensure_runtime(repo: Path, venv: Path, stamps: Stamps, jobs: int) -> str:
+    """Build and install the OpenCL runtime when its sources exist and changed."""
+    src = repo / runtime.RUNTIME_SRC
+    if not src.is_dir():
+        return f"no {runtime.RUNTIME_SRC}: runtime build skipped"
+    builder_file = Path(__file__).with_name("runtime_build.py")
+    if not builder_file.is_file():
+        return "warning: tools/adreno_ws/runtime_build.py is missing: runtime build skipped"
+    site = runtime.site_packages_of(find_venv_tvm(venv))
+    files = sorted(p for p in src.rglob("*") if p.is_file()) + [builder_file]
+    key = _hash_files(files, read_base_pin(repo).version + str(site))
+    done = stamps.get("runtime")
+    if done.get("key") == key and Path(done.get("installed", "")).is_file():
+        return f"runtime up to date: {done['installed']}"
+    so_path = runtime.build(site, repo / "build" / "opencl-runtime", jobs=jobs)
+    installed = runtime.install(so_path, site)
+    stamps.put("runtime", {"key": key, "installed": str(installed)})
+    return f"runtime installed: {installed}"
+
+
+def setup(repo: Path, venv: Path, skip_opencl: bool, skip_runtime: bool, jobs: int) -> None:
+    """All steps, in order; raises WsError with what to do on the first that cannot finish."""
+    if sys.version_info < (3, 11):
+        raise WsError("Python 3.11 or newer is needed (tomllib): run with python3.11")
+    read_base_pin(repo)
+    ensure_venv(venv)
+    stamps = Stamps(venv)
+    ensure_requirements(repo, venv, stamps)
+    if skip_opencl:
+        _say("OpenCL check skipped (--skip-opencl)")
+    else:
+        for dev in ensure_opencl():
+            _say(f"OpenCL device: {dev}")
+    _say(ensure_patches(repo, venv))
+    if skip_runtime:
+        _say("runtime build skipped (--skip-runtime)")
+    else:
+        _say(ensure_runtime(repo, venv, stamps, jobs))
+    _say(f"ready: {venv_python(venv)}")
