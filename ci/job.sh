@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The Adreno texture CI job, from nothing on a fresh machine:
+#   set up (venv, base, OpenCL packages), apply patches/, build the OpenCL runtime, run the
+#   texture suite (tests/python/relax/texture) on each OpenCL device, print a summary.
+#
+# Devices: ADRENO_WS_DEVICES is a space-separated list of selectors (substrings of the OpenCL
+# platform or device name, passed to the suite as TVM_OPENCL_DEVICE); default "portable"
+# (PoCL). A device matrix adds entries here, or calls run_texture_suite once per device.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+ws_setup
+step "patch series"
+ws patches check
+
+status=0
+ran_any=0
+for device in ${ADRENO_WS_DEVICES:-portable}; do
+    rc=0
+    run_texture_suite "$device" || rc=$?
+    case "$rc" in
+        0) ran_any=1 ;;
+        5) ;;
+        *) status=1 ;;
+    esac
+done
+summary
+if [ "$status" -ne 0 ]; then
+    echo "job: FAILED"
+    exit 1
+fi
+if [ "$ran_any" -eq 0 ]; then
+    echo "job: FAILED: no texture test ran on any device"
+    exit 1
+fi
+echo "job: passed"
