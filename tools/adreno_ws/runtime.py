@@ -31,13 +31,22 @@ def site_packages_of(tvm_dir: Path) -> Path:
     return tvm_dir.parent
 
 
+def _call(func, *args, **kwargs) -> Path:
+    module = builder()
+    error = getattr(module, "RuntimeBuildError", RuntimeError)
+    try:
+        return Path(getattr(module, func)(*args, **kwargs))
+    except error as err:
+        raise WsError(f"OpenCL runtime {func.split('_')[0]} failed: {err}") from err
+
+
 def build(site_packages: Path, build_dir: Path, jobs: int = 2) -> Path:
     """Build libtvm_runtime_opencl.so against the wheel in ``site_packages``; return its path."""
-    return Path(builder().build_runtime(site_packages, build_dir, jobs=jobs))
+    return _call("build_runtime", site_packages, build_dir, jobs=jobs)
 
 
 def install(so_path: Path, site_packages: Path) -> Path:
     """Install a built runtime library beside libtvm_runtime.so; return where it went."""
     if not so_path.is_file():
         raise WsError(f"{so_path} does not exist: run `python -m adreno_ws runtime build` first")
-    return Path(builder().install_runtime(so_path, site_packages))
+    return _call("install_runtime", so_path, site_packages)

@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import REAL_REPO, TOOLS, VERSION
+from adreno_ws_fixtures import REAL_REPO, TOOLS, VERSION, write
 
 from adreno_ws import WsError
 from adreno_ws.base import base_dir_for, is_fetched
@@ -111,5 +111,23 @@ def test_apply_detects_source_checkout(workspace, fake_base, tmp_path):
 
 
 @pytest.mark.skipif(not is_fetched(base_dir_for(REAL_REPO)), reason="real base not cached")
-def test_real_repository_check_against_real_base():
-    assert check(REAL_REPO, base_dir_for(REAL_REPO)) == []
+def test_real_base_export_check_apply(tmp_path):
+    """A one-line change against the real pinned base: export, check, apply to a copy of it."""
+    from adreno_ws.patches import export  # pylint: disable=import-outside-toplevel
+
+    base = base_dir_for(REAL_REPO)
+    rel = "python/tvm/tirx/build.py"
+    repo = tmp_path / "repo"
+    write(repo, {
+        "ci/requirements-base.txt": (REAL_REPO / "ci/requirements-base.txt").read_text(),
+        "patches/topics.toml": '[[topic]]\nname = "t"\nsubject = "s"\nmessage = "m"\n'
+                               f'files = ["{rel}"]\n',
+        rel: (base / rel).read_text() + "# changed\n",
+    })
+    export(repo, base)
+    assert check(repo, base) == []
+    target = tmp_path / "site-packages"
+    shutil.copytree(base / "python", target, ignore=shutil.ignore_patterns("3rdparty", "include"))
+    message = apply_series(repo, target / "tvm")  # version read from tvm/_version.py
+    assert message.startswith("applied 1 patches") and "tvm tree" in message
+    assert (target / "tvm/tirx/build.py").read_text().endswith("# changed\n")

@@ -3,7 +3,7 @@
 import subprocess
 
 import pytest
-from conftest import write
+from adreno_ws_fixtures import write
 
 from adreno_ws import WsError
 from adreno_ws.patches import build_series, check, export
