@@ -1,0 +1,194 @@
+/*
+ * Licensed to the Apache Software Foundation (ASF) under one
+ * or more contributor license agreements.  See the NOTICE file
+ * distributed with this work for additional information
+ * regarding copyright ownership.  The ASF licenses this file
+ * to you under the Apache License, Version 2.0 (the
+ * "License"); you may not use this file except in compliance
+ * with the License.  You may obtain a copy of the License at
+ *
+ *   http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing,
+ * software distributed under the License is distributed on an
+ * "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+ * KIND, either express or implied.  See the License for the
+ * specific language governing permissions and limitations
+ * under the License.
+ */
+/*!
+ * \file opencl_common.h
+ * \brief Devices, memory objects and the texture layout shared by the OpenCL runtime files.
+ */
+#ifndef TVM_RUNTIME_OPENCL_OPENCL_COMMON_H_
+#define TVM_RUNTIME_OPENCL_OPENCL_COMMON_H_
+
+#include <dlpack/dlpack.h>
+#include <tvm/ffi/string.h>
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "opencl_loader.h"
+
+namespace tvm {
+namespace runtime {
+namespace cl {
+
+/*! \brief One selected OpenCL device, with its lazily created context and queue. */
+struct DeviceEntry {
+  cl_platform_id platform = nullptr;
+  cl_device_id device = nullptr;
+  cl_device_type type = 0;
+  std::string platform_name;
+  std::string platform_version;
+  std::string device_name;
+  std::string device_version;
+  std::string driver_version;
+  std::string extensions;
+  size_t max_work_group_size = 1;
+  std::vector<size_t> max_work_item_sizes;
+  cl_ulong local_mem_size = 0;
+  cl_ulong global_mem_size = 0;
+  cl_ulong global_mem_cache_size = 0;
+  cl_uint max_clock_mhz = 0;
+  cl_uint compute_units = 0;
+  /*! \brief CL_DEVICE_IMAGE_PITCH_ALIGNMENT in pixels (1 where the query is unsupported). */
+  cl_uint image_pitch_align_pixels = 1;
+  bool image_support = false;
+
+  /*! \brief Context and in-order queue, created on first use (thread-safe). */
+  cl_context Context();
+  cl_command_queue Queue();
+  /*! \brief Human readable "platform / device" for messages. */
+  std::string Describe() const { return platform_name + " / " + device_name; }
+
+ private:
+  void EnsureContext();
+  std::once_flag context_once_;
+  Handle<cl_context> context_;
+  Handle<cl_command_queue> queue_;
+};
+
+/*! \brief The process-wide list of selected devices (created once, never destroyed). */
+class Platforms {
+ public:
+  static Platforms* Global();
+  /*! \brief Number of selected devices; 0 when OpenCL is unavailable. Never throws. */
+  size_t NumDevices();
+  /*! \brief Device by index among the selected ones; throws a clear error otherwise. */
+  DeviceEntry& Get(int device_id);
+  /*! \brief Why no device is available (empty when some are). */
+  std::string UnavailableReason();
+
+ private:
+  void Init();
+  std::once_flag once_;
+  std::vector<std::unique_ptr<DeviceEntry>> devices_;
+  std::string reason_;
+};
+
+enum class MemKind : int { kBuffer = 0, kImage = 1 };
+
+/*! \brief Image geometry of a texture tensor (see TextureLayoutFor). */
+struct ImageLayout {
+  size_t width = 0;
+  size_t height = 0;
+  size_t depth = 0;
+  cl_channel_type channel_type = CL_FLOAT;
+  size_t elem_bytes = 4;
+  size_t RowBytes() const { return width * 4 * elem_bytes; }
+  /*! \brief Bytes of the tightly packed data (what host copies move). */
+  size_t TightBytes() const { return RowBytes() * height * depth; }
+  bool operator==(const ImageLayout& o) const {
+    return width == o.width && height == o.height && depth == o.depth &&
+           channel_type == o.channel_type;
+  }
+};
+
+struct MemObject;
+
+/*!
+ * \brief The object behind DLTensor::data for OpenCL tensors.
+ *
+ * `mem` must stay the first member: the launcher passes the data handle itself to
+ * clSetKernelArg as the argument value pointer, i.e. as a pointer to a cl_mem.
+ */
+struct MemObject {
+  Handle<cl_mem> mem;
+  MemKind kind = MemKind::kBuffer;
+  int device_id = 0;
+  /*! \brief Buffer size, or the image's backing size. */
+  size_t nbytes = 0;
+  ImageLayout image;
+  /*! \brief For a texture view: the flat buffer that holds the data while no view is alive. */
+  MemObject* view_parent = nullptr;
+  /*! \brief For a texture view: whether it is currently handed out. */
+  bool view_in_use = false;
+
+  /*! \brief For flat buffers: images created as texture views over it, reused across views. */
+  std::mutex view_mu;
+  std::vector<std::unique_ptr<MemObject>> view_cache;
+};
+
+inline MemObject* AsMem(void* data) { return static_cast<MemObject*>(data); }
+
+/*! \brief Whether a memory scope is one of the image (texture) scopes. */
+bool IsTextureScope(const std::string& scope);
+
+/*!
+ * \brief The image geometry of a tensor stored with a texture scope.
+ *
+ * The last axis is the RGBA pixel and must be 4. The separator axis a is rank-2 for
+ * "global.texture", 1 for "global.texture-weight" and 2 for "global.texture-nhwc": axes before
+ * a-1 multiply into depth (array layers), axis a-1 is height, axes a..rank-2 multiply into
+ * width. Throws a clear error for unsupported dtypes, scopes or shapes.
+ */
+ImageLayout TextureLayoutFor(int ndim, const int64_t* shape, DLDataType dtype,
+                             const std::string& scope);
+
+/*! \brief Backing size: align_up(row bytes, pitch alignment in bytes) * height * depth. */
+size_t TextureBackingBytes(const ImageLayout& layout, const DeviceEntry& dev);
+
+/*! \brief Allocate a flat buffer (0 bytes allocate 1, as OpenCL forbids empty buffers). */
+MemObject* AllocBuffer(int device_id, size_t nbytes);
+/*! \brief Allocate an IMAGE2D_ARRAY image with the given layout. */
+MemObject* AllocImage(int device_id, const ImageLayout& layout);
+/*! \brief Free a buffer or image (and the view images cached on a buffer). */
+void FreeMem(MemObject* mem);
+
+/*! \brief The device id the calling thread last selected with SetDevice. */
+int CurrentDeviceId();
+void SetCurrentDeviceId(int device_id);
+
+/*! \brief Called after the host waited for a device's queue: lets caches persist programs. */
+void NotifyDeviceSynchronized(int device_id);
+
+/*! \brief Hooks that run after a synchronization (registered by modules). */
+class SyncListeners {
+ public:
+  static SyncListeners* Global();
+  using Listener = void (*)(void* ctx, int device_id);
+  void Add(void* ctx, Listener fn);
+  void Remove(void* ctx);
+  void Notify(int device_id);
+
+ private:
+  std::mutex mu_;
+  std::vector<std::pair<void*, Listener>> listeners_;
+};
+
+/*! \brief Copy between a flat buffer view (with byte offset) and an image, enqueued. */
+void CopyBufferToImage(cl_command_queue q, const MemObject& buf, size_t offset,
+                       const MemObject& img);
+void CopyImageToBuffer(cl_command_queue q, const MemObject& img, const MemObject& buf,
+                       size_t offset);
+
+}  // namespace cl
+}  // namespace runtime
+}  // namespace tvm
+
+#endif  // TVM_RUNTIME_OPENCL_OPENCL_COMMON_H_

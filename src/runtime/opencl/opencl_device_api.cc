@@ -1,0 +1,377 @@
+/*
+ * Licensed to the Apache Software Foundation (ASF) under one
+ * or more contributor license agreements.  See the NOTICE file
+ * distributed with this work for additional information
+ * regarding copyright ownership.  The ASF licenses this file
+ * to you under the Apache License, Version 2.0 (the
+ * "License"); you may not use this file except in compliance
+ * with the License.  You may obtain a copy of the License at
+ *
+ *   http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing,
+ * software distributed under the License is distributed on an
+ * "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+ * KIND, either express or implied.  See the License for the
+ * specific language governing permissions and limitations
+ * under the License.
+ */
+/*!
+ * \file opencl_device_api.cc
+ * \brief The OpenCL DeviceAPI: attributes, buffers, images, copies, workspaces, timer.
+ */
+#include <tvm/ffi/function.h>
+#include <tvm/ffi/reflection/registry.h>
+#include <tvm/runtime/device_api.h>
+#include <tvm/runtime/timer.h>
+
+#include <chrono>
+#include <cstring>
+#include <sstream>
+
+#include "workspace_pool.h"  // shipped in the wheel under tvm/src/runtime
+#include "opencl_common.h"
+
+namespace tvm {
+namespace runtime {
+namespace cl {
+
+namespace {
+
+bool IsHost(const DLDevice& d) {
+  return d.device_type == kDLCPU || d.device_type == kDLCUDAHost;
+}
+
+size_t TensorBytes(const DLTensor* t) {
+  size_t n = 1;
+  for (int i = 0; i < t->ndim; ++i) n *= static_cast<size_t>(t->shape[i]);
+  return n * ((t->dtype.bits * t->dtype.lanes + 7) / 8);
+}
+
+bool IsCompact(const DLTensor* t) {
+  if (t->strides == nullptr) return true;
+  int64_t expected = 1;
+  for (int i = t->ndim - 1; i >= 0; --i) {
+    if (t->shape[i] != 1 && t->strides[i] != expected) return false;
+    expected *= t->shape[i];
+  }
+  return true;
+}
+
+// "OpenCL 3.0 PoCL ..." -> "3.0"
+std::string VersionNumber(const std::string& version) {
+  std::istringstream is(version);
+  std::string word, number;
+  is >> word >> number;
+  return number;
+}
+
+void WriteImageFromHost(cl_command_queue q, const MemObject& img, const void* src, size_t n) {
+  if (n != img.image.TightBytes()) {
+    TVM_FFI_THROW(ValueError) << "OpenCL: host tensor of " << n << " bytes does not match an image"
+                              << " of " << img.image.TightBytes() << " bytes";
+  }
+  size_t origin[3] = {0, 0, 0};
+  size_t region[3] = {img.image.width, img.image.height, img.image.depth};
+  size_t row = img.image.RowBytes();
+  TVM_CL_CALL(EnqueueWriteImage, "copying host data into an image", q, img.mem.get(), CL_TRUE,
+              origin, region, row, row * img.image.height, src, 0, nullptr, nullptr);
+}
+
+void ReadImageToHost(cl_command_queue q, const MemObject& img, void* dst, size_t n) {
+  if (n != img.image.TightBytes()) {
+    TVM_FFI_THROW(ValueError) << "OpenCL: host tensor of " << n << " bytes does not match an image"
+                              << " of " << img.image.TightBytes() << " bytes";
+  }
+  size_t origin[3] = {0, 0, 0};
+  size_t region[3] = {img.image.width, img.image.height, img.image.depth};
+  size_t row = img.image.RowBytes();
+  TVM_CL_CALL(EnqueueReadImage, "copying an image to host memory", q, img.mem.get(), CL_TRUE,
+              origin, region, row, row * img.image.height, dst, 0, nullptr, nullptr);
+}
+
+void CheckBufferRange(const MemObject& buf, size_t offset, size_t n, const char* what) {
+  if (offset + n > buf.nbytes) {
+    TVM_FFI_THROW(ValueError) << "OpenCL: " << what << " of " << n << " bytes at offset " << offset
+                              << " exceeds the buffer's " << buf.nbytes << " bytes";
+  }
+}
+
+}  // namespace
+
+/*! \brief The DeviceAPI singleton registered as device_api.opencl. */
+class OpenCLDeviceAPI final : public DeviceAPI {
+ public:
+  static OpenCLDeviceAPI* Global() {
+    // Leaked on purpose: TVM may call into it during interpreter exit.
+    static OpenCLDeviceAPI* inst = new OpenCLDeviceAPI();
+    return inst;
+  }
+
+  void SetDevice(Device dev) final { SetCurrentDeviceId(dev.device_id); }
+
+  void GetAttr(Device dev, DeviceAttrKind kind, ffi::Any* rv) final {
+    Platforms* p = Platforms::Global();
+    bool exists = dev.device_id >= 0 && static_cast<size_t>(dev.device_id) < p->NumDevices();
+    if (kind == kExist) {
+      *rv = static_cast<int64_t>(exists ? 1 : 0);
+      return;
+    }
+    if (!exists) return;  // other attributes of a missing device read as None
+    DeviceEntry& d = p->Get(dev.device_id);
+    switch (kind) {
+      case kMaxThreadsPerBlock:
+        *rv = static_cast<int64_t>(d.max_work_group_size);
+        break;
+      case kWarpSize: {
+        // OpenCL has no warp query; NVIDIA schedules 32-wide warps, other devices report 1.
+        bool nvidia = d.platform_name.find("NVIDIA") != std::string::npos;
+        *rv = static_cast<int64_t>(nvidia ? 32 : 1);
+        break;
+      }
+      case kMaxSharedMemoryPerBlock:
+        *rv = static_cast<int64_t>(d.local_mem_size);
+        break;
+      case kComputeVersion:
+        *rv = ffi::String(VersionNumber(d.device_version));
+        break;
+      case kDeviceName:
+        *rv = ffi::String(d.device_name);
+        break;
+      case kMaxClockRate:
+        // TVM reports clock rates in kHz; OpenCL answers in MHz.
+        *rv = static_cast<int64_t>(d.max_clock_mhz) * 1000;
+        break;
+      case kMultiProcessorCount:
+        *rv = static_cast<int64_t>(d.compute_units);
+        break;
+      case kMaxThreadDimensions: {
+        std::ostringstream os;
+        os << "[";
+        for (size_t i = 0; i < d.max_work_item_sizes.size(); ++i) {
+          os << (i ? ", " : "") << d.max_work_item_sizes[i];
+        }
+        os << "]";
+        *rv = ffi::String(os.str());
+        break;
+      }
+      case kApiVersion: {
+        // e.g. "OpenCL 3.0 ..." -> 300
+        std::string v = VersionNumber(d.platform_version);
+        int major = 0, minor = 0;
+        std::sscanf(v.c_str(), "%d.%d", &major, &minor);
+        *rv = static_cast<int64_t>(major * 100 + minor * 10);
+        break;
+      }
+      case kDriverVersion:
+        *rv = ffi::String(d.driver_version);
+        break;
+      case kL2CacheSizeBytes:
+        *rv = static_cast<int64_t>(d.global_mem_cache_size);
+        break;
+      case kTotalGlobalMemory:
+        *rv = static_cast<int64_t>(d.global_mem_size);
+        break;
+      case kImagePitchAlignment:
+        *rv = static_cast<int64_t>(d.image_pitch_align_pixels);
+        break;
+      default:
+        break;
+    }
+  }
+
+  size_t GetDataSize(const DLTensor& arr, ffi::Optional<ffi::String> mem_scope) final {
+    if (mem_scope.has_value() && IsTextureScope(std::string(*mem_scope))) {
+      ImageLayout layout = TextureLayoutFor(arr.ndim, arr.shape, arr.dtype, *mem_scope);
+      return TextureBackingBytes(layout, Platforms::Global()->Get(arr.device.device_id));
+    }
+    return DeviceAPI::GetDataSize(arr, mem_scope);
+  }
+
+  void* AllocDataSpace(Device dev, size_t nbytes, size_t alignment, DLDataType type_hint) final {
+    return AllocBuffer(dev.device_id, nbytes);
+  }
+
+  void* AllocDataSpace(Device dev, int ndim, const int64_t* shape, DLDataType dtype,
+                       ffi::Optional<ffi::String> mem_scope) final {
+    if (mem_scope.has_value() && IsTextureScope(std::string(*mem_scope))) {
+      return AllocImage(dev.device_id, TextureLayoutFor(ndim, shape, dtype, *mem_scope));
+    }
+    return DeviceAPI::AllocDataSpace(dev, ndim, shape, dtype, mem_scope);
+  }
+
+  void FreeDataSpace(Device dev, void* ptr) final {
+    if (ptr != nullptr) FreeMem(AsMem(ptr));
+  }
+
+  void CopyDataFromTo(DLTensor* from, DLTensor* to, TVMStreamHandle stream) final {
+    size_t n = TensorBytes(from);
+    if (n != TensorBytes(to)) {
+      TVM_FFI_THROW(ValueError) << "OpenCL copy between tensors of different sizes (" << n
+                                << " vs " << TensorBytes(to) << " bytes)";
+    }
+    if (!IsCompact(from) || !IsCompact(to)) {
+      TVM_FFI_THROW(ValueError) << "OpenCL copies need compact (contiguous) tensors";
+    }
+    if (n == 0) return;
+    bool from_host = IsHost(from->device), to_host = IsHost(to->device);
+    if (from_host && to_host) {
+      std::memmove(static_cast<char*>(to->data) + to->byte_offset,
+                   static_cast<const char*>(from->data) + from->byte_offset, n);
+    } else if (from_host) {
+      CopyFromHost(static_cast<const char*>(from->data) + from->byte_offset, to, n);
+    } else if (to_host) {
+      CopyToHost(from, static_cast<char*>(to->data) + to->byte_offset, n);
+    } else if (from->device.device_id == to->device.device_id) {
+      CopyOnDevice(from, to, n);
+    } else {
+      // Different devices (contexts): stage through host memory.
+      std::vector<char> staging(n);
+      CopyToHost(from, staging.data(), n);
+      CopyFromHost(staging.data(), to, n);
+    }
+  }
+
+  void StreamSync(Device dev, TVMStreamHandle stream) final {
+    DeviceEntry& d = Platforms::Global()->Get(dev.device_id);
+    TVM_CL_CALL(Finish, "waiting for the queue of " + d.Describe(), d.Queue());
+    NotifyDeviceSynchronized(dev.device_id);
+  }
+
+  void* AllocWorkspace(Device dev, size_t size, DLDataType type_hint) final {
+    return ThreadPool()->AllocWorkspace(dev, size);
+  }
+
+  void FreeWorkspace(Device dev, void* data) final { ThreadPool()->FreeWorkspace(dev, data); }
+
+ private:
+  // Workspaces are per thread (the contract of AllocWorkspace), so no locking is needed.
+  WorkspacePool* ThreadPool() {
+    thread_local std::unique_ptr<WorkspacePool> pool;
+    if (!pool) pool = std::make_unique<WorkspacePool>(kDLOpenCL, this);
+    return pool.get();
+  }
+
+  void CopyFromHost(const void* src, DLTensor* to, size_t n) {
+    MemObject* dst = AsMem(to->data);
+    cl_command_queue q = Platforms::Global()->Get(to->device.device_id).Queue();
+    if (dst->kind == MemKind::kImage) {
+      WriteImageFromHost(q, *dst, src, n);
+    } else {
+      CheckBufferRange(*dst, to->byte_offset, n, "a host to device copy");
+      TVM_CL_CALL(EnqueueWriteBuffer, "copying host data into a buffer", q, dst->mem.get(),
+                  CL_TRUE, to->byte_offset, n, src, 0, nullptr, nullptr);
+    }
+  }
+
+  void CopyToHost(const DLTensor* from, void* dst, size_t n) {
+    MemObject* src = AsMem(from->data);
+    cl_command_queue q = Platforms::Global()->Get(from->device.device_id).Queue();
+    if (src->kind == MemKind::kImage) {
+      ReadImageToHost(q, *src, dst, n);
+    } else {
+      CheckBufferRange(*src, from->byte_offset, n, "a device to host copy");
+      TVM_CL_CALL(EnqueueReadBuffer, "copying a buffer to host memory", q, src->mem.get(),
+                  CL_TRUE, from->byte_offset, n, dst, 0, nullptr, nullptr);
+    }
+    // A blocking read means earlier commands finished: a good time to persist programs.
+    NotifyDeviceSynchronized(from->device.device_id);
+  }
+
+  void CopyOnDevice(const DLTensor* from, DLTensor* to, size_t n) {
+    MemObject* src = AsMem(from->data);
+    MemObject* dst = AsMem(to->data);
+    cl_command_queue q = Platforms::Global()->Get(from->device.device_id).Queue();
+    bool src_img = src->kind == MemKind::kImage, dst_img = dst->kind == MemKind::kImage;
+    if (!src_img && !dst_img) {
+      CheckBufferRange(*src, from->byte_offset, n, "a device copy source");
+      CheckBufferRange(*dst, to->byte_offset, n, "a device copy destination");
+      TVM_CL_CALL(EnqueueCopyBuffer, "copying between buffers", q, src->mem.get(), dst->mem.get(),
+                  from->byte_offset, to->byte_offset, n, 0, nullptr, nullptr);
+    } else if (!src_img && dst_img) {
+      CopyBufferToImage(q, *src, from->byte_offset, *dst);
+    } else if (src_img && !dst_img) {
+      CopyImageToBuffer(q, *src, *dst, to->byte_offset);
+    } else if (src->image == dst->image) {
+      size_t origin[3] = {0, 0, 0};
+      size_t region[3] = {src->image.width, src->image.height, src->image.depth};
+      TVM_CL_CALL(EnqueueCopyImage, "copying between images", q, src->mem.get(), dst->mem.get(),
+                  origin, origin, region, 0, nullptr, nullptr);
+    } else {
+      // Same bytes, different geometry (e.g. another texture scope): go through a buffer.
+      std::unique_ptr<MemObject> tmp(AllocBuffer(from->device.device_id, n));
+      CopyImageToBuffer(q, *src, *tmp, 0);
+      CopyBufferToImage(q, *tmp, 0, *dst);
+      // The temporary may only be released once the copies are done.
+      TVM_CL_CALL(Finish, "waiting for an image to image copy", q);
+    }
+  }
+};
+
+DeviceAPI* GetOpenCLDeviceAPI() { return OpenCLDeviceAPI::Global(); }
+
+/*! \brief Timer for time_evaluator: waits for the queue at start and stop. */
+class OpenCLTimerNode : public TimerNode {
+ public:
+  explicit OpenCLTimerNode(Device dev) : dev_(dev) {}
+  void Start() final {
+    OpenCLDeviceAPI::Global()->StreamSync(dev_, nullptr);
+    start_ = std::chrono::steady_clock::now();
+  }
+  void Stop() final {
+    OpenCLDeviceAPI::Global()->StreamSync(dev_, nullptr);
+    stop_ = std::chrono::steady_clock::now();
+  }
+  int64_t SyncAndGetElapsedNanos() final {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(stop_ - start_).count();
+  }
+  TVM_FFI_DECLARE_OBJECT_INFO_FINAL("runtime.opencl.OpenCLTimerNode", OpenCLTimerNode,
+                                    TimerNode);
+
+ private:
+  Device dev_;
+  std::chrono::steady_clock::time_point start_, stop_;
+};
+
+TVM_FFI_STATIC_INIT_BLOCK() {
+  namespace refl = tvm::ffi::reflection;
+  refl::GlobalDef()
+      .def("device_api.opencl",
+           []() -> void* { return static_cast<void*>(OpenCLDeviceAPI::Global()); })
+      .def("device_api.opencl.alloc_nd",
+           [](int32_t device_type, int32_t device_id, int32_t dtype_code, int32_t dtype_bits,
+              ffi::String scope, int64_t ndim, void* shape_ptr, int32_t channel_bits) -> void* {
+             const int64_t* shape = static_cast<const int64_t*>(shape_ptr);
+             if (shape == nullptr || ndim < 2 || ndim > 3) {
+               TVM_FFI_THROW(ValueError) << "device_api.opencl.alloc_nd expects a {width, "
+                                         << "height[, depth]} shape, got ndim " << ndim;
+             }
+             ImageLayout layout;
+             layout.width = static_cast<size_t>(shape[0]);
+             layout.height = static_cast<size_t>(shape[1]);
+             layout.depth = ndim == 3 ? static_cast<size_t>(shape[2]) : 1;
+             // channel_bits is the RGBA pixel: 128 = 4 x float32, 64 = 4 x float16.
+             if (channel_bits == 128) {
+               layout.channel_type = CL_FLOAT;
+               layout.elem_bytes = 4;
+             } else if (channel_bits == 64) {
+               layout.channel_type = CL_HALF_FLOAT;
+               layout.elem_bytes = 2;
+             } else {
+               TVM_FFI_THROW(ValueError) << "device_api.opencl.alloc_nd: unsupported pixel of "
+                                         << channel_bits << " bits (128 or 64)";
+             }
+             return AllocImage(device_id, layout);
+           })
+      .def("device_api.opencl.free_nd",
+           [](int32_t device_type, int32_t device_id, ffi::String scope, void* handle) -> int32_t {
+             if (handle != nullptr) FreeMem(AsMem(handle));
+             return 0;
+           })
+      .def("runtime.timer.opencl",
+           [](Device dev) -> Timer { return Timer(ffi::make_object<OpenCLTimerNode>(dev)); });
+}
+
+}  // namespace cl
+}  // namespace runtime
+}  // namespace tvm

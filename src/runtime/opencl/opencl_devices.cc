@@ -1,0 +1,388 @@
+/*
+ * Licensed to the Apache Software Foundation (ASF) under one
+ * or more contributor license agreements.  See the NOTICE file
+ * distributed with this work for additional information
+ * regarding copyright ownership.  The ASF licenses this file
+ * to you under the Apache License, Version 2.0 (the
+ * "License"); you may not use this file except in compliance
+ * with the License.  You may obtain a copy of the License at
+ *
+ *   http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing,
+ * software distributed under the License is distributed on an
+ * "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+ * KIND, either express or implied.  See the License for the
+ * specific language governing permissions and limitations
+ * under the License.
+ */
+/*!
+ * \file opencl_devices.cc
+ * \brief Platform/device enumeration and selection, contexts and queues, memory objects.
+ */
+#include <tvm/ffi/error.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <sstream>
+
+#include "opencl_common.h"
+
+namespace tvm {
+namespace runtime {
+namespace cl {
+
+namespace {
+
+std::string PlatformString(cl_platform_id p, cl_platform_info what) {
+  size_t size = 0;
+  if (GetApi().GetPlatformInfo(p, what, 0, nullptr, &size) != CL_SUCCESS || size == 0) return "";
+  std::string s(size, '\0');
+  if (GetApi().GetPlatformInfo(p, what, size, &s[0], nullptr) != CL_SUCCESS) return "";
+  while (!s.empty() && s.back() == '\0') s.pop_back();
+  return s;
+}
+
+std::string DeviceString(cl_device_id d, cl_device_info what) {
+  size_t size = 0;
+  if (GetApi().GetDeviceInfo(d, what, 0, nullptr, &size) != CL_SUCCESS || size == 0) return "";
+  std::string s(size, '\0');
+  if (GetApi().GetDeviceInfo(d, what, size, &s[0], nullptr) != CL_SUCCESS) return "";
+  while (!s.empty() && s.back() == '\0') s.pop_back();
+  return s;
+}
+
+// Optional queries keep their default when a device does not answer (older OpenCL versions).
+template <typename T>
+void DeviceValue(cl_device_id d, cl_device_info what, T* out) {
+  T value{};
+  if (GetApi().GetDeviceInfo(d, what, sizeof(T), &value, nullptr) == CL_SUCCESS) *out = value;
+}
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// GPUs first so that tvm.opencl(0) is the accelerator on hosts that also expose a CPU driver.
+int TypeRank(cl_device_type t) {
+  if (t & CL_DEVICE_TYPE_GPU) return 0;
+  if (t & CL_DEVICE_TYPE_ACCELERATOR) return 1;
+  if (t & CL_DEVICE_TYPE_CPU) return 2;
+  return 3;
+}
+
+}  // namespace
+
+void DeviceEntry::EnsureContext() {
+  std::call_once(context_once_, [this] {
+    cl_int err = CL_SUCCESS;
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
+                                     reinterpret_cast<cl_context_properties>(platform), 0};
+    cl_context ctx = GetApi().CreateContext(props, 1, &device, nullptr, nullptr, &err);
+    Check(err, "clCreateContext", "creating a context for " + Describe());
+    context_.reset(ctx);
+    // clCreateCommandQueue is deprecated in 2.0 but present in every ICD and in 1.2 drivers.
+    cl_command_queue q = GetApi().CreateCommandQueue(ctx, device, 0, &err);
+    Check(err, "clCreateCommandQueue", "creating a command queue for " + Describe());
+    queue_.reset(q);
+  });
+  // call_once rethrows on failure and retries on the next call.
+}
+
+cl_context DeviceEntry::Context() {
+  EnsureContext();
+  return context_.get();
+}
+
+cl_command_queue DeviceEntry::Queue() {
+  EnsureContext();
+  return queue_.get();
+}
+
+Platforms* Platforms::Global() {
+  // Never destroyed: tensors and modules may release OpenCL objects during interpreter exit.
+  static Platforms* inst = new Platforms();
+  return inst;
+}
+
+void Platforms::Init() {
+  std::call_once(once_, [this] {
+    std::string why;
+    const Api* api = TryLoadApi(&why);
+    if (api == nullptr) {
+      reason_ = why;
+      return;
+    }
+    cl_uint num_platforms = 0;
+    cl_int err = api->GetPlatformIDs(0, nullptr, &num_platforms);
+    if (err != CL_SUCCESS || num_platforms == 0) {
+      reason_ = std::string("no OpenCL platform found (clGetPlatformIDs: ") + ErrorName(err) +
+                "); check the ICD files in /etc/OpenCL/vendors or OCL_ICD_VENDORS";
+      return;
+    }
+    std::vector<cl_platform_id> platforms(num_platforms);
+    api->GetPlatformIDs(num_platforms, platforms.data(), nullptr);
+
+    const char* filter_env = std::getenv("TVM_OPENCL_DEVICE");
+    std::string filter = filter_env ? Lower(filter_env) : "";
+    std::vector<std::unique_ptr<DeviceEntry>> found;
+    size_t total = 0;
+    for (cl_platform_id p : platforms) {
+      cl_uint num_devices = 0;
+      if (api->GetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &num_devices) != CL_SUCCESS ||
+          num_devices == 0) {
+        continue;
+      }
+      std::vector<cl_device_id> ids(num_devices);
+      api->GetDeviceIDs(p, CL_DEVICE_TYPE_ALL, num_devices, ids.data(), nullptr);
+      std::string pname = PlatformString(p, CL_PLATFORM_NAME);
+      for (cl_device_id d : ids) {
+        ++total;
+        auto e = std::make_unique<DeviceEntry>();
+        e->platform = p;
+        e->device = d;
+        e->platform_name = pname;
+        e->platform_version = PlatformString(p, CL_PLATFORM_VERSION);
+        e->device_name = DeviceString(d, CL_DEVICE_NAME);
+        if (!filter.empty() && Lower(e->platform_name).find(filter) == std::string::npos &&
+            Lower(e->device_name).find(filter) == std::string::npos) {
+          continue;
+        }
+        e->device_version = DeviceString(d, CL_DEVICE_VERSION);
+        e->driver_version = DeviceString(d, CL_DRIVER_VERSION);
+        e->extensions = DeviceString(d, CL_DEVICE_EXTENSIONS);
+        DeviceValue(d, CL_DEVICE_TYPE, &e->type);
+        DeviceValue(d, CL_DEVICE_MAX_WORK_GROUP_SIZE, &e->max_work_group_size);
+        cl_uint dims = 0;
+        DeviceValue(d, CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS, &dims);
+        if (dims > 0 && dims < 16) {
+          e->max_work_item_sizes.resize(dims);
+          api->GetDeviceInfo(d, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof(size_t) * dims,
+                             e->max_work_item_sizes.data(), nullptr);
+        }
+        DeviceValue(d, CL_DEVICE_LOCAL_MEM_SIZE, &e->local_mem_size);
+        DeviceValue(d, CL_DEVICE_GLOBAL_MEM_SIZE, &e->global_mem_size);
+        DeviceValue(d, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, &e->global_mem_cache_size);
+        DeviceValue(d, CL_DEVICE_MAX_CLOCK_FREQUENCY, &e->max_clock_mhz);
+        DeviceValue(d, CL_DEVICE_MAX_COMPUTE_UNITS, &e->compute_units);
+        cl_bool images = CL_FALSE;
+        DeviceValue(d, CL_DEVICE_IMAGE_SUPPORT, &images);
+        e->image_support = images == CL_TRUE;
+        cl_uint pitch = 0;
+        DeviceValue(d, CL_DEVICE_IMAGE_PITCH_ALIGNMENT, &pitch);
+        e->image_pitch_align_pixels = pitch == 0 ? 1 : pitch;
+        found.push_back(std::move(e));
+      }
+    }
+    std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
+      return TypeRank(a->type) < TypeRank(b->type);
+    });
+    devices_ = std::move(found);
+    if (devices_.empty()) {
+      std::ostringstream os;
+      if (total == 0) {
+        os << "no OpenCL device found on " << num_platforms << " platform(s)";
+      } else {
+        os << "no OpenCL device matches TVM_OPENCL_DEVICE='" << filter_env << "' (" << total
+           << " device(s) present)";
+      }
+      reason_ = os.str();
+    }
+  });
+}
+
+size_t Platforms::NumDevices() {
+  Init();
+  return devices_.size();
+}
+
+std::string Platforms::UnavailableReason() {
+  Init();
+  return reason_;
+}
+
+DeviceEntry& Platforms::Get(int device_id) {
+  Init();
+  if (devices_.empty()) TVM_FFI_THROW(RuntimeError) << "OpenCL is not available: " << reason_;
+  if (device_id < 0 || static_cast<size_t>(device_id) >= devices_.size()) {
+    TVM_FFI_THROW(RuntimeError) << "OpenCL device " << device_id << " does not exist ("
+                                << devices_.size() << " device(s) selected)";
+  }
+  return *devices_[device_id];
+}
+
+bool IsTextureScope(const std::string& scope) {
+  return scope.rfind("global.texture", 0) == 0;
+}
+
+ImageLayout TextureLayoutFor(int ndim, const int64_t* shape, DLDataType dtype,
+                             const std::string& scope) {
+  ImageLayout layout;
+  if (dtype.code == kDLFloat && dtype.bits == 32 && dtype.lanes == 1) {
+    layout.channel_type = CL_FLOAT;
+    layout.elem_bytes = 4;
+  } else if (dtype.code == kDLFloat && dtype.bits == 16 && dtype.lanes == 1) {
+    layout.channel_type = CL_HALF_FLOAT;
+    layout.elem_bytes = 2;
+  } else {
+    TVM_FFI_THROW(ValueError) << "OpenCL texture scope '" << scope
+                              << "' supports float32 and float16 only, got dtype code "
+                              << int(dtype.code) << " bits " << int(dtype.bits) << " lanes "
+                              << dtype.lanes;
+  }
+  int sep;
+  if (scope == "global.texture") {
+    sep = ndim - 2;
+  } else if (scope == "global.texture-weight") {
+    sep = 1;
+  } else if (scope == "global.texture-nhwc") {
+    sep = 2;
+  } else {
+    TVM_FFI_THROW(ValueError) << "Unknown OpenCL texture scope '" << scope
+                              << "' (known: global.texture, global.texture-nhwc, "
+                                 "global.texture-weight)";
+  }
+  if (ndim < 2 || sep < 1 || sep > ndim - 1) {
+    TVM_FFI_THROW(ValueError) << "A tensor of rank " << ndim << " cannot be stored with scope '"
+                              << scope << "'";
+  }
+  if (shape[ndim - 1] != 4) {
+    TVM_FFI_THROW(ValueError) << "The last axis of a texture tensor is the RGBA pixel and must "
+                              << "be 4, got " << shape[ndim - 1] << " (scope '" << scope << "')";
+  }
+  size_t depth = 1, width = 1;
+  for (int i = 0; i < sep - 1; ++i) depth *= static_cast<size_t>(shape[i]);
+  for (int i = sep; i < ndim - 1; ++i) width *= static_cast<size_t>(shape[i]);
+  for (int i = 0; i < ndim; ++i) {
+    if (shape[i] <= 0) {
+      TVM_FFI_THROW(ValueError) << "A texture tensor needs positive extents, axis " << i
+                                << " is " << shape[i];
+    }
+  }
+  layout.width = width;
+  layout.height = static_cast<size_t>(shape[sep - 1]);
+  layout.depth = depth;
+  return layout;
+}
+
+size_t TextureBackingBytes(const ImageLayout& layout, const DeviceEntry& dev) {
+  size_t pitch = static_cast<size_t>(dev.image_pitch_align_pixels) * 4 * layout.elem_bytes;
+  size_t row = (layout.RowBytes() + pitch - 1) / pitch * pitch;
+  return row * layout.height * layout.depth;
+}
+
+MemObject* AllocBuffer(int device_id, size_t nbytes) {
+  DeviceEntry& dev = Platforms::Global()->Get(device_id);
+  cl_int err = CL_SUCCESS;
+  cl_mem m = GetApi().CreateBuffer(dev.Context(), CL_MEM_READ_WRITE, std::max<size_t>(nbytes, 1),
+                                   nullptr, &err);
+  Check(err, "clCreateBuffer", "allocating " + std::to_string(nbytes) + " bytes on " +
+                                   dev.Describe());
+  auto* obj = new MemObject();
+  obj->mem.reset(m);
+  obj->kind = MemKind::kBuffer;
+  obj->device_id = device_id;
+  obj->nbytes = nbytes;
+  return obj;
+}
+
+MemObject* AllocImage(int device_id, const ImageLayout& layout) {
+  DeviceEntry& dev = Platforms::Global()->Get(device_id);
+  if (!dev.image_support) {
+    TVM_FFI_THROW(RuntimeError) << "OpenCL device " << dev.Describe()
+                                << " has no image support; texture scopes cannot be used";
+  }
+  cl_image_format format;
+  format.image_channel_order = CL_RGBA;
+  format.image_channel_data_type = layout.channel_type;
+  cl_image_desc desc{};
+  desc.image_type = CL_MEM_OBJECT_IMAGE2D_ARRAY;
+  desc.image_width = layout.width;
+  desc.image_height = layout.height;
+  desc.image_array_size = layout.depth;
+  cl_int err = CL_SUCCESS;
+  cl_mem m = GetApi().CreateImage(dev.Context(), CL_MEM_READ_WRITE, &format, &desc, nullptr, &err);
+  if (err != CL_SUCCESS) {
+    std::ostringstream os;
+    os << "creating a " << layout.width << "x" << layout.height << "x" << layout.depth
+       << " RGBA " << (layout.channel_type == CL_FLOAT ? "float32" : "float16")
+       << " image array on " << dev.Describe();
+    ThrowError(err, "clCreateImage", os.str());
+  }
+  auto* obj = new MemObject();
+  obj->mem.reset(m);
+  obj->kind = MemKind::kImage;
+  obj->device_id = device_id;
+  obj->image = layout;
+  obj->nbytes = TextureBackingBytes(layout, dev);
+  return obj;
+}
+
+void FreeMem(MemObject* mem) {
+  // The cached view images are owned by the buffer's view_cache and go with it.
+  delete mem;
+}
+
+namespace {
+thread_local int current_device_id = 0;
+}  // namespace
+
+int CurrentDeviceId() { return current_device_id; }
+void SetCurrentDeviceId(int id) { current_device_id = id; }
+
+SyncListeners* SyncListeners::Global() {
+  static SyncListeners* inst = new SyncListeners();
+  return inst;
+}
+
+void SyncListeners::Add(void* ctx, Listener fn) {
+  std::lock_guard<std::mutex> lock(mu_);
+  listeners_.emplace_back(ctx, fn);
+}
+
+void SyncListeners::Remove(void* ctx) {
+  std::lock_guard<std::mutex> lock(mu_);
+  listeners_.erase(std::remove_if(listeners_.begin(), listeners_.end(),
+                                  [ctx](const auto& l) { return l.first == ctx; }),
+                   listeners_.end());
+}
+
+void SyncListeners::Notify(int device_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& l : listeners_) l.second(l.first, device_id);
+}
+
+void NotifyDeviceSynchronized(int device_id) { SyncListeners::Global()->Notify(device_id); }
+
+void CopyBufferToImage(cl_command_queue q, const MemObject& buf, size_t offset,
+                       const MemObject& img) {
+  size_t origin[3] = {0, 0, 0};
+  size_t region[3] = {img.image.width, img.image.height, img.image.depth};
+  if (offset + img.image.TightBytes() > buf.nbytes) {
+    TVM_FFI_THROW(RuntimeError) << "OpenCL: copying a buffer into an image needs "
+                                << img.image.TightBytes() << " bytes at offset " << offset
+                                << " but the buffer has " << buf.nbytes;
+  }
+  TVM_CL_CALL(EnqueueCopyBufferToImage, "copying a buffer into an image", q, buf.mem.get(),
+              img.mem.get(), offset, origin, region, 0, nullptr, nullptr);
+}
+
+void CopyImageToBuffer(cl_command_queue q, const MemObject& img, const MemObject& buf,
+                       size_t offset) {
+  size_t origin[3] = {0, 0, 0};
+  size_t region[3] = {img.image.width, img.image.height, img.image.depth};
+  if (offset + img.image.TightBytes() > buf.nbytes) {
+    TVM_FFI_THROW(RuntimeError) << "OpenCL: copying an image into a buffer needs "
+                                << img.image.TightBytes() << " bytes at offset " << offset
+                                << " but the buffer has " << buf.nbytes;
+  }
+  TVM_CL_CALL(EnqueueCopyImageToBuffer, "copying an image into a buffer", q, img.mem.get(),
+              buf.mem.get(), origin, region, offset, 0, nullptr, nullptr);
+}
+
+}  // namespace cl
+}  // namespace runtime
+}  // namespace tvm
