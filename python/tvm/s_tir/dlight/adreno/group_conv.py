@@ -1,0 +1,143 @@
+# Licensed to the Apache Software Foundation (ASF) under one
+# or more contributor license agreements.  See the NOTICE file
+# distributed with this work for additional information
+# regarding copyright ownership.  The ASF licenses this file
+# to you under the Apache License, Version 2.0 (the
+# "License"); you may not use this file except in compliance
+# with the License.  You may obtain a copy of the License at
+#
+#   http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing,
+# software distributed under the License is distributed on an
+# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+# KIND, either express or implied.  See the License for the
+# specific language governing permissions and limitations
+# under the License.
+"""A schedule rule for depthwise and grouped convolutions on Adreno textures."""
+
+from typing import List, Optional
+
+from tvm import s_tir, tirx
+from tvm.ir.expr import TensorLoad
+from tvm.target import Target
+
+from .. import analysis
+from .base import AdrenoScheduleRule
+from .utils import schedule_default, schedule_inline_blocks
+
+#: Channels per texture pixel: the output's innermost axis, kept in registers and vectorized.
+_LANES = 4
+
+
+def _strip_cast(expr):
+    while isinstance(expr, tirx.Cast):
+        expr = expr.value
+    return expr
+
+
+def _product_loads(block) -> Optional[List]:
+    """The two loads ``a`` and ``b`` when the block's update is ``out = out + a * b``."""
+    store = block.body
+    if not isinstance(store, tirx.BufferStore) or not isinstance(store.value, tirx.Add):
+        return None
+    acc, prod = store.value.a, _strip_cast(store.value.b)
+    if not isinstance(acc, TensorLoad) or not acc.source.same_as(store.buffer):
+        return None
+    if not isinstance(prod, tirx.Mul):
+        return None
+    loads = [_strip_cast(prod.a), _strip_cast(prod.b)]
+    if not all(isinstance(load, TensorLoad) for load in loads):
+        return None
+    return loads
+
+
+def _is_channel_blocked(buf) -> bool:
+    last = buf.shape[-1]
+    return len(buf.shape) == 5 and isinstance(last, tirx.IntImm) and int(last) == _LANES
+
+
+class GroupConv2d(AdrenoScheduleRule):
+    """Schedule channel-blocked (``NCHW4c``) convolutions one output texel per thread.
+
+    Takes a PrimFunc with exactly one reduction block whose update is ``out = out + a * b``
+    over 5-D channel-blocked buffers and whose iterators are the five output axes (batch,
+    channel chunk, height, width, lane of extent 4) followed only by reduction axes. That is
+    the shape of depthwise convolution (any channel multiplier) and of group convolution:
+    their reduction stays inside one group, so unlike ``Conv2d`` there is no input-channel
+    loop to split by the texel width. The zero padding is inlined into the window read, and
+    elementwise consumers (bias, activation, residual add, casts) into the store, so the
+    fused function is one kernel that reads and writes images.
+
+    Threads: the output pixels are fused and split by 64, a work-group size every OpenCL
+    device accepts and one full Adreno wave; each thread keeps its four output lanes in
+    registers and stores one texel.
+    """
+
+    threads = 64
+
+    @staticmethod
+    def _conv_block(sch: s_tir.Schedule, blocks) -> Optional[s_tir.schedule.SBlockRV]:
+        reductions = [b for b in blocks if analysis.get_sblock_info(sch, b).is_reduction()]
+        if len(reductions) != 1:
+            return None
+        blk = reductions[0]
+        stmt = sch.get(blk)
+        loads = _product_loads(stmt)
+        if loads is None or not _is_channel_blocked(stmt.body.buffer):
+            return None
+        if not all(_is_channel_blocked(load.source) for load in loads):
+            return None
+        kinds = analysis.get_sblock_info(sch, blk).dom_kind()
+        if not kinds.startswith("SSSSS") or set(kinds[5:]) != {"R"}:
+            return None
+        if int(stmt.iter_vars[4].dom.extent) != _LANES:
+            return None
+        return blk
+
+    def apply(  # pylint: disable=too-many-locals
+        self,
+        func: tirx.PrimFunc | s_tir.Schedule,
+        target: Target,
+        _: bool,
+    ) -> s_tir.Schedule | None:
+        if not isinstance(func, tirx.PrimFunc | s_tir.Schedule) or not self.is_target_available(
+            target
+        ):
+            return None
+        if isinstance(func, tirx.PrimFunc):
+            sch = s_tir.Schedule(func)
+            sch.work_on("main")
+        else:
+            sch = func
+
+        blocks = sch.get_child_blocks(analysis.get_root_block(sch, sch.func_working_on))
+        conv = self._conv_block(sch, blocks)
+        if conv is None:
+            return None
+
+        # Zero padding: inlined, so the window is read straight from the input image.
+        for producer in sch.get_producers(conv):
+            if analysis.get_sblock_info(sch, producer).is_injective():
+                sch.compute_inline(producer)
+        loops = sch.get_loops(conv)
+        n, occ, oh, ow, lane = loops[:5]
+        reduce_loops = loops[5:]
+        pixels = sch.fuse(n, occ, oh, ow, preserve_unit_iters=True)
+        bx, tx = sch.split(pixels, [None, self.threads], preserve_unit_iters=True)
+        sch.reorder(bx, tx, *reduce_loops, lane)
+        sch.bind(bx, "blockIdx.x")
+        sch.bind(tx, "threadIdx.x")
+
+        out = sch.cache_write(conv, 0, "local")
+        sch.reverse_compute_at(out, tx, preserve_unit_loops=True)
+        sch.vectorize(sch.get_loops(out)[-1])
+        init = sch.decompose_reduction(conv, reduce_loops[0])
+        sch.vectorize(sch.get_loops(init)[-1])
+
+        # Epilogue (bias, activation, residual add, casts): inlined into the texel store.
+        blocks = sch.get_child_blocks(analysis.get_root_block(sch, sch.func_working_on))
+        done = {sch.get(b) for b in (conv, out, init)}
+        remaining = schedule_inline_blocks(sch, [b for b in blocks if sch.get(b) not in done])
+        schedule_default(sch, remaining)
+        return sch
