@@ -71,8 +71,19 @@ def _find_wheel(wheel_dir: Path, version: str) -> Path | None:
 
 def _download(version: str, wheel_dir: Path) -> Path:
     wheel_dir.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-           "--disable-pip-version-check", "-q", "-d", str(wheel_dir), f"{BASE_DIST}=={version}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--disable-pip-version-check",
+        "-q",
+        "-d",
+        str(wheel_dir),
+        f"{BASE_DIST}=={version}",
+    ]
     print(f"adreno_ws: downloading {BASE_DIST}=={version} into {wheel_dir}", flush=True)
     proc = subprocess.run(cmd, check=False, capture_output=True, text=True)
     wheel = _find_wheel(wheel_dir, version)
@@ -87,11 +98,11 @@ def _download(version: str, wheel_dir: Path) -> Path:
 
 def wheel_version(wheel: Path) -> str:
     """The Version field of a wheel's METADATA."""
-    with zipfile.ZipFile(wheel) as zf:
-        meta = [n for n in zf.namelist() if re.fullmatch(r"[^/]+\.dist-info/METADATA", n)]
+    with zipfile.ZipFile(wheel) as archive:
+        meta = [n for n in archive.namelist() if re.fullmatch(r"[^/]+\.dist-info/METADATA", n)]
         if not meta:
             raise WsError(f"{wheel} has no dist-info/METADATA: not a wheel")
-        msg = email.parser.Parser().parsestr(zf.read(meta[0]).decode("utf-8"))
+        msg = email.parser.Parser().parsestr(archive.read(meta[0]).decode("utf-8"))
     return msg.get("Version", "")
 
 
@@ -113,14 +124,14 @@ def _extract(wheel: Path, base: Path, version: str) -> None:
     base.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".extract-", dir=base))
     try:
-        with zipfile.ZipFile(wheel) as zf:
-            for info in zf.infolist():
+        with zipfile.ZipFile(wheel) as archive:
+            for info in archive.infolist():
                 name = info.filename
                 if info.is_dir() or not name.startswith("tvm/") or _is_binary_lib(name):
                     continue
                 dest = tmp / "python" / name
                 dest.parent.mkdir(parents=True, exist_ok=True)
-                with zf.open(info) as src, open(dest, "wb") as out:
+                with archive.open(info) as src, open(dest, "wb") as out:
                     shutil.copyfileobj(src, out)
         declared = read_version_py(tmp / "python" / "tvm" / "_version.py")
         if declared != version:

@@ -16,7 +16,9 @@ def _base_dir(args) -> Path:
     if args.base_dir:
         base = Path(args.base_dir)
         if not (base / "python" / "tvm").is_dir():
-            raise WsError(f"{base} has no python/tvm: pass a directory laid out like the base cache")
+            raise WsError(
+                f"{base} has no python/tvm: pass a directory laid out like the base cache"
+            )
         return base
     return ensure_base(args.repo, Path(args.cache) if args.cache else None)
 
@@ -25,8 +27,11 @@ def cmd_base(args) -> int:
     """Fetch and cache the pristine base."""
     from .base import ensure_base  # pylint: disable=import-outside-toplevel
 
-    base = ensure_base(args.repo, Path(args.cache) if args.cache else None,
-                       Path(args.wheel) if args.wheel else None)
+    base = ensure_base(
+        args.repo,
+        Path(args.cache) if args.cache else None,
+        Path(args.wheel) if args.wheel else None,
+    )
     print(base / "python" / "tvm")
     return 0
 
@@ -55,15 +60,20 @@ def cmd_check(args) -> int:
 
 def cmd_apply(args) -> int:
     """Apply the series to an installed TVM or a checkout."""
-    from .base import ensure_base  # pylint: disable=import-outside-toplevel
     from .patches import apply_series, find_venv_tvm  # pylint: disable=import-outside-toplevel
 
     if bool(args.target) == bool(args.venv):
         raise WsError("give exactly one of --target DIR or --venv PATH")
     target = Path(args.target) if args.target else find_venv_tvm(Path(args.venv))
-    print(apply_series(args.repo, target, force=args.force,
-                       skip_version_check=args.skip_version_check,
-                       pristine=lambda: _base_dir(args)))
+    print(
+        apply_series(
+            args.repo,
+            target,
+            force=args.force,
+            skip_version_check=args.skip_version_check,
+            pristine=lambda: _base_dir(args),
+        )
+    )
     return 0
 
 
@@ -114,8 +124,10 @@ def cmd_opencl(args) -> int:
         print(dev)
     if not chosen:
         what = f"matching '{args.select}' " if args.select else ""
-        raise WsError(f"no OpenCL device {what}(have: {', '.join(found) or 'none'}): "
-                      "install one (python -m adreno_ws setup) or change TVM_OPENCL_DEVICE")
+        raise WsError(
+            f"no OpenCL device {what}(have: {', '.join(found) or 'none'}): "
+            "install one (python -m adreno_ws setup) or change TVM_OPENCL_DEVICE"
+        )
     return 0
 
 
@@ -128,10 +140,14 @@ def cmd_junit(args) -> int:
         counts = junit_counts(Path(name))
         for key, value in counts.items():
             total[key] += value
-        print(f"  {Path(name).stem}: {counts['passed']} passed, {counts['failed']} failed, "
-              f"{counts['skipped']} skipped, {counts['errors']} errors")
-    print(f"{total['passed']} passed, {total['failed'] + total['errors']} failed, "
-          f"{total['skipped']} skipped")
+        print(
+            f"  {Path(name).stem}: {counts['passed']} passed, {counts['failed']} failed, "
+            f"{counts['skipped']} skipped, {counts['errors']} errors"
+        )
+    print(
+        f"{total['passed']} passed, {total['failed'] + total['errors']} failed, "
+        f"{total['skipped']} skipped"
+    )
     return 0
 
 
@@ -141,19 +157,27 @@ def cmd_headers(args) -> int:
     from .repo import mirror_files  # pylint: disable=import-outside-toplevel
 
     files = args.files or [f for f in mirror_files(args.repo) if f.endswith(".py")]
-    bad = [f for f in files if missing_asf_header(args.repo / f if not Path(f).is_absolute()
-                                                  else Path(f))]
+    bad = [
+        f
+        for f in files
+        if missing_asf_header(args.repo / f if not Path(f).is_absolute() else Path(f))
+    ]
     if bad:
-        raise WsError(*(f"{f}: no ASF license header: copy it from any TVM source file"
-                        for f in bad))
+        raise WsError(
+            *(f"{f}: no ASF license header: copy it from any TVM source file" for f in bad)
+        )
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for the tests and --help)."""
     parser = argparse.ArgumentParser(prog="python -m adreno_ws", description=__doc__)
-    parser.add_argument("--repo", type=Path, default=default_repo_root(),
-                        help="workspace root (default: the one holding this package)")
+    parser.add_argument(
+        "--repo",
+        type=Path,
+        default=default_repo_root(),
+        help="workspace root (default: the one holding this package)",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     def base_opts(p):
@@ -176,15 +200,21 @@ def build_parser() -> argparse.ArgumentParser:
     p = psub.add_parser("apply", help="apply patches/ to an installed TVM or a checkout")
     p.add_argument("--target", help="site-packages/tvm, or a TVM checkout's python/tvm")
     p.add_argument("--venv", help="a virtual environment whose tvm to patch")
-    p.add_argument("--force", action="store_true",
-                   help="restore the pristine files the series touches first, then apply")
-    p.add_argument("--skip-version-check", action="store_true",
-                   help="apply even when the target's TVM version cannot be read")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="restore the pristine files the series touches first, then apply",
+    )
+    p.add_argument(
+        "--skip-version-check",
+        action="store_true",
+        help="apply even when the target's TVM version cannot be read",
+    )
     base_opts(p)
     p.set_defaults(func=cmd_apply)
 
-    rt = sub.add_parser("runtime", help="build or install the OpenCL runtime library")
-    rsub = rt.add_subparsers(dest="runtime_command", required=True)
+    runtime_p = sub.add_parser("runtime", help="build or install the OpenCL runtime library")
+    rsub = runtime_p.add_subparsers(dest="runtime_command", required=True)
     p = rsub.add_parser("build", help="build (and install) libtvm_runtime_opencl.so")
     p.add_argument("--venv", default=None, help="venv holding the base (default <repo>/.venv)")
     p.add_argument("--build-dir", default=None, help="default <repo>/build/opencl-runtime")

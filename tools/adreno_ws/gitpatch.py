@@ -87,15 +87,15 @@ def make_diff(path: str, old: str | None, new: str | None) -> FileDiff:
         a_len = group[-1][2] - group[0][1]
         b_len = group[-1][4] - group[0][3]
         body.append(f"@@ -{_range(group[0][1], a_len)} +{_range(group[0][3], b_len)} @@\n")
-        for tag, i1, i2, j1, j2 in group:
+        for tag, a_lo, a_hi, b_lo, b_hi in group:
             if tag == "equal":
-                for line in a_lines[i1:i2]:
+                for line in a_lines[a_lo:a_hi]:
                     _emit(" ", line, body)
                 continue
-            for line in a_lines[i1:i2]:
+            for line in a_lines[a_lo:a_hi]:
                 _emit("-", line, body)
                 diff.removed += 1
-            for line in b_lines[j1:j2]:
+            for line in b_lines[b_lo:b_hi]:
                 _emit("+", line, body)
                 diff.added += 1
     if body:
@@ -109,39 +109,44 @@ def diffstat(diffs: list[FileDiff]) -> str:
     """A ``git format-patch`` style diffstat (graph at most 40 columns wide)."""
     if not diffs:
         return ""
-    width = max(len(d.path) for d in diffs)
-    most = max(d.added + d.removed for d in diffs)
+    width = max(len(fdiff.path) for fdiff in diffs)
+    most = max(fdiff.added + fdiff.removed for fdiff in diffs)
     digits = len(str(most))
     scale = min(1.0, 40 / most) if most else 1.0
     lines = []
-    for d in diffs:
-        total = d.added + d.removed
-        plus = int(round(d.added * scale)) if d.added else 0
-        minus = int(round(d.removed * scale)) if d.removed else 0
-        plus = max(plus, 1) if d.added else 0
-        minus = max(minus, 1) if d.removed else 0
+    for fdiff in diffs:
+        total = fdiff.added + fdiff.removed
+        plus = max(int(round(fdiff.added * scale)), 1) if fdiff.added else 0
+        minus = max(int(round(fdiff.removed * scale)), 1) if fdiff.removed else 0
         graph = "+" * plus + "-" * minus
-        lines.append(f" {d.path.ljust(width)} | {str(total).rjust(digits)} {graph}".rstrip() + "\n")
-    added = sum(d.added for d in diffs)
-    removed = sum(d.removed for d in diffs)
+        lines.append(
+            f" {fdiff.path.ljust(width)} | {str(total).rjust(digits)} {graph}".rstrip() + "\n"
+        )
+    added = sum(fdiff.added for fdiff in diffs)
+    removed = sum(fdiff.removed for fdiff in diffs)
     summary = f" {len(diffs)} file{'s' if len(diffs) != 1 else ''} changed"
     if added:
         summary += f", {added} insertion{'s' if added != 1 else ''}(+)"
     if removed:
         summary += f", {removed} deletion{'s' if removed != 1 else ''}(-)"
     lines.append(summary + "\n")
-    for d in diffs:
-        if d.kind != "modify":
-            lines.append(f" {d.kind} mode {MODE} {d.path}\n")
+    for fdiff in diffs:
+        if fdiff.kind != "modify":
+            lines.append(f" {fdiff.kind} mode {MODE} {fdiff.path}\n")
     return "".join(lines)
 
 
 def format_patch(
-    index: int, count: int, subject: str, message: str, author: str, date: str,
+    index: int,
+    count: int,
+    subject: str,
+    message: str,
+    author: str,
+    date: str,
     diffs: list[FileDiff],
 ) -> str:
     """One mail file, as ``git format-patch`` writes it (``git am`` takes it)."""
-    changes = "".join(d.text for d in diffs)
+    changes = "".join(fdiff.text for fdiff in diffs)
     commit = hashlib.sha1(f"{subject}\n{message}\n{changes}".encode("utf-8")).hexdigest()
     return (
         f"From {commit} Mon Sep 17 00:00:00 2001\n"

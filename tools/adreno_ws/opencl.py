@@ -47,14 +47,25 @@ def devices() -> list[str] | None:
     for platform in platforms:
         pname = _info(lib.clGetPlatformInfo, ctypes.c_void_p(platform), _PLATFORM_NAME)
         ndev = ctypes.c_uint()
-        if lib.clGetDeviceIDs(ctypes.c_void_p(platform), ctypes.c_ulonglong(_DEVICE_TYPE_ALL), 0,
-                              None, ctypes.byref(ndev)) != 0:
+        if (
+            lib.clGetDeviceIDs(
+                ctypes.c_void_p(platform),
+                ctypes.c_ulonglong(_DEVICE_TYPE_ALL),
+                0,
+                None,
+                ctypes.byref(ndev),
+            )
+            != 0
+        ):
             continue
         devs = (ctypes.c_void_p * ndev.value)()
-        lib.clGetDeviceIDs(ctypes.c_void_p(platform), ctypes.c_ulonglong(_DEVICE_TYPE_ALL), ndev,
-                           devs, None)
+        lib.clGetDeviceIDs(
+            ctypes.c_void_p(platform), ctypes.c_ulonglong(_DEVICE_TYPE_ALL), ndev, devs, None
+        )
         for dev in devs:
-            out.append(f"{pname} / {_info(lib.clGetDeviceInfo, ctypes.c_void_p(dev), _DEVICE_NAME)}")
+            out.append(
+                f"{pname} / {_info(lib.clGetDeviceInfo, ctypes.c_void_p(dev), _DEVICE_NAME)}"
+            )
     return out
 
 

@@ -1,6 +1,6 @@
 """patches export / check / apply.
 
-* export: mirror + pristine base + topics file -> ``patches/NNNN-<topic>.patch`` and ``patches/series``.
+* export: mirror + pristine base + topics file -> ``patches/NNNN-<topic>.patch`` + ``series``.
 * check: ``patches/`` is what export would write, applies in order to the pristine base, and
   base + patches == mirror.
 * apply: the series onto an installed TVM or a TVM checkout, all or nothing.
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import WsError
-from .base import read_version_py, wheel_version
+from .base import read_version_py
 from .gitpatch import FileDiff, format_patch, make_diff, touched_paths
 from .repo import MIRROR_PACKAGE, PATCH_DIR, SERIES_FILE, TOPICS_FILE, read_base_pin
 from .topics import load_topics
@@ -111,7 +111,9 @@ def committed_series(repo: Path) -> list[Path]:
     ]
     missing = [n for n in names if not (repo / PATCH_DIR / n).is_file()]
     if missing:
-        raise WsError(*(f"{SERIES_FILE} lists {n}, which does not exist: {EXPORT_HINT}" for n in missing))
+        raise WsError(
+            *(f"{SERIES_FILE} lists {n}, which does not exist: {EXPORT_HINT}" for n in missing)
+        )
     return [repo / PATCH_DIR / n for n in names]
 
 
@@ -164,7 +166,9 @@ def _touched(patches: list[Path]) -> set[str]:
         paths.update(touched_paths(patch.read_text(encoding="utf-8")))
     bad = sorted(p for p in paths if not p.startswith(MIRROR_PACKAGE.as_posix() + "/"))
     if bad:
-        raise WsError(*(f"a patch changes {p}, outside {MIRROR_PACKAGE}/: {EXPORT_HINT}" for p in bad))
+        raise WsError(
+            *(f"a patch changes {p}, outside {MIRROR_PACKAGE}/: {EXPORT_HINT}" for p in bad)
+        )
     return paths
 
 
@@ -242,8 +246,10 @@ def resolve_target(target: Path) -> Target:
             target = candidate
             break
     else:
-        raise WsError(f"{target} is not a tvm package directory (no tvm/__init__.py): pass "
-                      "site-packages/tvm or a TVM checkout's python/tvm")
+        raise WsError(
+            f"{target} is not a tvm package directory (no tvm/__init__.py): pass "
+            "site-packages/tvm or a TVM checkout's python/tvm"
+        )
     dists = sorted(target.parent.glob("apache_tvm-*.dist-info"))
     if dists:
         meta = dists[-1] / "METADATA"
@@ -284,7 +290,10 @@ def _in_target(tvm: Path, path: str) -> Path:
 
 
 def apply_series(
-    repo: Path, target_dir: Path, force: bool = False, skip_version_check: bool = False,
+    repo: Path,
+    target_dir: Path,
+    force: bool = False,
+    skip_version_check: bool = False,
     pristine=None,
 ) -> str:
     """Apply ``patches/series`` to ``target_dir``; return what was done, or raise WsError.
@@ -329,8 +338,12 @@ def apply_series(
             return _explain_failure(tvm, patches, paths, record, digest, failed)
         changed = _swap_in(tvm, stage, paths | restore)
     files = {p: _sha256(_in_target(tvm, p)) for p in sorted(paths)}
-    record = {"base": pin.version, "series": digest, "patches": [p.name for p in patches],
-              "files": files}
+    record = {
+        "base": pin.version,
+        "series": digest,
+        "patches": [p.name for p in patches],
+        "files": files,
+    }
     (tvm / RECORD).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     return f"applied {len(patches)} patches to {tvm} ({target.kind}, {changed} files changed)"
 

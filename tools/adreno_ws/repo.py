@@ -67,6 +67,8 @@ def mirror_files(repo: Path) -> list[str]:
 
 
 def _ignored(rel: Path) -> bool:
-    if any(part in ("__pycache__", ".pytest_cache") or part.endswith(".egg-info") for part in rel.parts):
+    if any(
+        part in ("__pycache__", ".pytest_cache") or part.endswith(".egg-info") for part in rel.parts
+    ):
         return True
     return rel.suffix in (".pyc", ".pyo", ".swp", ".orig", ".rej") or rel.name.endswith("~")

@@ -8,7 +8,7 @@ from pathlib import Path
 ASF_HEADER_LINES = (
     "Licensed to the Apache Software Foundation (ASF) under one",
     "or more contributor license agreements.  See the NOTICE file",
-    'KIND, either express or implied.  See the License for the',
+    "KIND, either express or implied.  See the License for the",
 )
 
 

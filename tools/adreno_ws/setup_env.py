@@ -87,8 +87,16 @@ def ensure_requirements(repo: Path, venv: Path, stamps: Stamps) -> None:
         _say("requirements already installed")
         return
     _say("pip install -r " + " -r ".join(str(r.relative_to(repo)) for r in reqs))
-    cmd = [str(venv_python(venv)), "-m", "pip", "install", "--disable-pip-version-check",
-           "--progress-bar", "off", "-q"]
+    cmd = [
+        str(venv_python(venv)),
+        "-m",
+        "pip",
+        "install",
+        "--disable-pip-version-check",
+        "--progress-bar",
+        "off",
+        "-q",
+    ]
     for req in reqs:
         cmd += ["-r", str(req)]
     if subprocess.run(cmd, check=False).returncode != 0:
@@ -108,8 +116,10 @@ def ensure_opencl(allow_apt: bool = True) -> list[str]:
             )
         _say(f"apt-get install {names}")
         env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-        for cmd in (["apt-get", "update", "-qq"],
-                    ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing]):
+        for cmd in (
+            ["apt-get", "update", "-qq"],
+            ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing],
+        ):
             if subprocess.run(cmd, env=env, check=False).returncode != 0:
                 raise WsError(f"`{' '.join(cmd)}` failed (see above): install {names} by hand")
     found = opencl.devices()

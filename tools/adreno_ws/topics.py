@@ -62,7 +62,9 @@ def load_topics(repo: Path, files: list[str] | None = None) -> Topics:
     problems: list[str] = []
     series = data.get("series", {})
     for key in sorted(set(data) - {"series", "topic"}):
-        problems.append(f"{TOPICS_FILE}: unknown top-level key '{key}': only [series] and [[topic]]")
+        problems.append(
+            f"{TOPICS_FILE}: unknown top-level key '{key}': only [series] and [[topic]]"
+        )
     for key in sorted(set(series) - _SERIES_KEYS):
         problems.append(f"{TOPICS_FILE}: unknown key series.{key}: use author or date")
     topics = [_parse_topic(i, raw, problems) for i, raw in enumerate(data.get("topic", []), 1)]
@@ -119,8 +121,11 @@ def _assign(topics: list[Topic], files: list[str], problems: list[str]) -> None:
     for topic in topics:
         matched: set[str] = set()
         for pattern in topic.patterns:
-            hits = fnmatch.filter(files, pattern) if _is_glob(pattern) else (
-                [pattern] if pattern in present else [])
+            hits = (
+                fnmatch.filter(files, pattern)
+                if _is_glob(pattern)
+                else ([pattern] if pattern in present else [])
+            )
             if not hits:
                 what = "matches no mirror file" if _is_glob(pattern) else "is not in the mirror"
                 problems.append(

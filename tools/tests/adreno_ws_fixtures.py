@@ -1,4 +1,4 @@
-"""Fixtures and helpers of the tooling tests (imported by conftest.py and the tests): a small fake base and a workspace copy built around it.
+"""Fixtures and helpers of the tooling tests (imported by conftest.py and the tests):
 
 The fake base mimics the pristine cache layout (``<base>/python/tvm/...``) and a venv's
 site-packages (``apache_tvm-<v>.dist-info`` next to ``tvm/``), so export, check and apply run
@@ -25,8 +25,7 @@ BASE_FILES = {
     "python/tvm/tirx/build.py": "def build():\n    return 1\n",
     "python/tvm/old.py": "obsolete = True\n",
 }
-TOPICS = textwrap.dedent(
-    '''\
+TOPICS = textwrap.dedent('''\
     [[topic]]
     name = "pipeline"
     subject = "[Adreno] Change the pipeline"
@@ -40,8 +39,7 @@ TOPICS = textwrap.dedent(
     subject = "[TIR] Build returns 2, add a module"
     message = "Two changes in one topic."
     files = ["python/tvm/tirx/build.py", "python/tvm/topi/adreno/*"]
-    '''
-)
+    ''')
 
 
 def write(root: Path, files: dict) -> None:

@@ -23,7 +23,7 @@ def test_check_passes_on_a_consistent_tree(workspace, fake_base):
     assert check(workspace, fake_base) == []
 
 
-def test_check_fails_when_mirror_edited_without_export(workspace, fake_base):
+def test_check_fails_on_mirror_edit_without_export(workspace, fake_base):
     path = workspace / "python/tvm/tirx/build.py"
     path.write_text(path.read_text() + "# edited\n")
     problems = check(workspace, fake_base)
@@ -39,14 +39,25 @@ def test_check_fails_when_patch_does_not_apply(workspace, fake_base):
 
 
 def test_check_cli_exit_status(workspace, fake_base):
-    cmd = [sys.executable, "-m", "adreno_ws", "--repo", str(workspace), "patches", "check",
-           "--base-dir", str(fake_base)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "adreno_ws",
+        "--repo",
+        str(workspace),
+        "patches",
+        "check",
+        "--base-dir",
+        str(fake_base),
+    ]
     env = {"PYTHONPATH": str(TOOLS), "PATH": "/usr/bin:/bin"}
     assert subprocess.run(cmd, env=env, check=False, capture_output=True).returncode == 0
     (workspace / "patches/series").unlink()
     proc = subprocess.run(cmd, env=env, check=False, capture_output=True, text=True)
     assert proc.returncode == 1
-    assert "error: patches/series is missing: run `python -m adreno_ws patches export`" in proc.stderr
+    assert (
+        "error: patches/series is missing: run `python -m adreno_ws patches export`" in proc.stderr
+    )
 
 
 def test_apply_to_pristine_site_packages(workspace, site_packages):
@@ -66,7 +77,8 @@ def test_apply_twice_says_already_applied(workspace, site_packages):
     (tvm / RECORD).unlink()  # without the record, a reverse check still finds it
     assert "already applied" in apply_series(workspace, tvm)
     assert {k: v for k, v in snapshot(tvm).items() if k != RECORD} == {
-        k: v for k, v in before.items() if k != RECORD}
+        k: v for k, v in before.items() if k != RECORD
+    }
 
 
 def test_apply_refuses_wrong_base_version(workspace, site_packages):
@@ -78,7 +90,7 @@ def test_apply_refuses_wrong_base_version(workspace, site_packages):
     assert snapshot(site_packages) == before
 
 
-def test_apply_refuses_non_applying_patch_and_changes_nothing(workspace, site_packages):
+def test_apply_refuses_bad_patch_changes_nothing(workspace, site_packages):
     tvm = site_packages / "tvm"
     (tvm / "tirx/build.py").write_text("def build():\n    return 'local edit'\n")
     before = snapshot(tvm)
@@ -98,7 +110,9 @@ def test_force_restores_pristine_files_then_applies(workspace, site_packages, fa
     export(workspace, fake_base)
     with pytest.raises(WsError, match="another version of the series"):
         apply_series(workspace, tvm)
-    assert apply_series(workspace, tvm, force=True, pristine=lambda: fake_base).startswith("applied")
+    assert apply_series(workspace, tvm, force=True, pristine=lambda: fake_base).startswith(
+        "applied"
+    )
     assert (tvm / "tirx/build.py").read_text() == "def build():\n    return 3\n"
 
 
@@ -118,12 +132,15 @@ def test_real_base_export_check_apply(tmp_path):
     base = base_dir_for(REAL_REPO)
     rel = "python/tvm/tirx/build.py"
     repo = tmp_path / "repo"
-    write(repo, {
-        "ci/requirements-base.txt": (REAL_REPO / "ci/requirements-base.txt").read_text(),
-        "patches/topics.toml": '[[topic]]\nname = "t"\nsubject = "s"\nmessage = "m"\n'
-                               f'files = ["{rel}"]\n',
-        rel: (base / rel).read_text() + "# changed\n",
-    })
+    write(
+        repo,
+        {
+            "ci/requirements-base.txt": (REAL_REPO / "ci/requirements-base.txt").read_text(),
+            "patches/topics.toml": '[[topic]]\nname = "t"\nsubject = "s"\nmessage = "m"\n'
+            f'files = ["{rel}"]\n',
+            rel: (base / rel).read_text() + "# changed\n",
+        },
+    )
     export(repo, base)
     assert check(repo, base) == []
     target = tmp_path / "site-packages"

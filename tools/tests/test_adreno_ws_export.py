@@ -34,18 +34,33 @@ def test_patches_apply_with_git_am(workspace, fake_base, tmp_path):
     """The patches are real format-patch mails: git am takes them onto the base."""
     repo = tmp_path / "am"
     (repo).mkdir()
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t", "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
-    write(repo, {p.relative_to(fake_base).as_posix(): p.read_text()
-                 for p in fake_base.rglob("*") if p.is_file()})
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+        "HOME": str(tmp_path),
+        "PATH": "/usr/bin:/bin",
+    }
+    write(
+        repo,
+        {
+            p.relative_to(fake_base).as_posix(): p.read_text()
+            for p in fake_base.rglob("*")
+            if p.is_file()
+        },
+    )
     for cmd in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-qm", "base"]):
         subprocess.run(cmd, cwd=repo, env=env, check=True)
-    patches = [str(workspace / "patches" / n)
-               for n in (workspace / "patches" / "series").read_text().split()]
+    patches = [
+        str(workspace / "patches" / n)
+        for n in (workspace / "patches" / "series").read_text().split()
+    ]
     subprocess.run(["git", "am", "-q", "--keep-non-patch", *patches], cwd=repo, env=env, check=True)
     assert (repo / "python/tvm/topi/adreno/conv.py").read_text() == "conv = 1"
-    log = subprocess.run(["git", "log", "--format=%s"], cwd=repo, env=env, check=True,
-                         capture_output=True, text=True).stdout.split("\n")
+    log = subprocess.run(
+        ["git", "log", "--format=%s"], cwd=repo, env=env, check=True, capture_output=True, text=True
+    ).stdout.split("\n")
     assert log[0] == "[TIR] Build returns 2, add a module"
 
 
@@ -53,14 +68,19 @@ def test_unassigned_mirror_file_is_an_error(workspace, fake_base):
     write(workspace, {"python/tvm/stray.py": "x = 1\n"})
     with pytest.raises(WsError) as err:
         export(workspace, fake_base)
-    assert any("python/tvm/stray.py is in the mirror but in no topic of patches/topics.toml"
-               in p for p in err.value.problems)
+    assert any(
+        "python/tvm/stray.py is in the mirror but in no topic of patches/topics.toml" in p
+        for p in err.value.problems
+    )
 
 
 def test_file_in_two_topics_is_an_error(workspace, fake_base):
     topics = workspace / "patches" / "topics.toml"
-    topics.write_text(topics.read_text().replace(
-        '"python/tvm/topi/adreno/*"]', '"python/tvm/topi/adreno/*", "python/tvm/relax/*"]'))
+    topics.write_text(
+        topics.read_text().replace(
+            '"python/tvm/topi/adreno/*"]', '"python/tvm/topi/adreno/*", "python/tvm/relax/*"]'
+        )
+    )
     with pytest.raises(WsError) as err:
         export(workspace, fake_base)
     assert any("assigned to topics 'pipeline' and 'build-and-new'" in p for p in err.value.problems)
@@ -70,10 +90,11 @@ def test_file_in_two_topics_is_an_error(workspace, fake_base):
     "edit, message",
     [
         (lambda t: t.replace('name = "pipeline"', 'name = "Bad Name"'), "must be lower-case"),
-        (lambda t: t.replace("python/tvm/tirx/build.py", "python/tvm/nothere.py"),
-         "'python/tvm/nothere.py' is not in the mirror"),
-        (lambda t: t + "\n[[topic]]\nname = \"x\"\nsubject = \"s\"\nmessage = \"m\"\n",
-         "lists no files"),
+        (
+            lambda t: t.replace("python/tvm/tirx/build.py", "python/tvm/nothere.py"),
+            "'python/tvm/nothere.py' is not in the mirror",
+        ),
+        (lambda t: t + '\n[[topic]]\nname = "x"\nsubject = "s"\nmessage = "m"\n', "lists no files"),
         (lambda t: t.replace("subject =", "subjet ="), "unknown key 'subjet'"),
         (lambda t: t + "\n[oops\n", "not valid TOML"),
         (lambda t: t.replace('name = "build-and-new"', 'name = "pipeline"'), "used twice"),
