@@ -30,6 +30,10 @@
 
 #include <unistd.h>
 
+#include <tvm/ffi/container/map.h>
+#include <tvm/ffi/reflection/registry.h>
+
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -50,6 +54,10 @@ namespace {
 constexpr char kMagic[8] = {'T', 'V', 'M', 'C', 'L', 'P', 'C', '1'};
 constexpr uint32_t kFormatVersion = 1;
 constexpr size_t kHeaderFixed = 8 + 4 + 4 + 8;
+
+// Counters for tests and diagnostics (runtime.opencl.program_cache_stats).
+std::atomic<int64_t> stat_hits{0}, stat_misses{0}, stat_invalid{0}, stat_stores{0},
+    stat_write_failures{0};
 
 std::string Hex64(uint64_t v) {
   char buf[17];
@@ -134,7 +142,10 @@ bool ProgramCache::Load(const std::string& key, std::string* binary) {
   if (!Enabled()) return false;
   std::string path = EntryPath(Directory(), key);
   std::ifstream in(path, std::ios::binary);
-  if (!in) return false;  // a plain miss
+  if (!in) {
+    ++stat_misses;
+    return false;
+  }
   std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   in.close();
   const char* problem = nullptr;
@@ -170,9 +181,12 @@ bool ProgramCache::Load(const std::string& key, std::string* binary) {
                                   "; rebuilding it (further invalid entries are not reported)");
     std::error_code ec;
     std::filesystem::remove(path, ec);
+    ++stat_invalid;
+    ++stat_misses;
     return false;
   }
   binary->assign(data, pos, bin_len);
+  ++stat_hits;
   return true;
 }
 
@@ -182,6 +196,7 @@ void ProgramCache::Store(const std::string& key, const std::string& binary) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) {
+    ++stat_write_failures;
     WarnOnce("cache-write", "OpenCL program cache folder " + dir + " cannot be created (" +
                                 ec.message() + "); programs will not be cached");
     return;
@@ -213,12 +228,28 @@ void ProgramCache::Store(const std::string& key, const std::string& binary) {
     }
   }
   if (ok) ok = std::rename(tmp.c_str(), path.c_str()) == 0;
+  if (ok) ++stat_stores;
   if (!ok) {
     int err = errno;
+    ++stat_write_failures;
     std::filesystem::remove(tmp, ec);
     WarnOnce("cache-write", "OpenCL program cache entry " + path + " cannot be written (" +
                                 std::strerror(err) + "); continuing without caching");
   }
+}
+
+TVM_FFI_STATIC_INIT_BLOCK() {
+  namespace refl = tvm::ffi::reflection;
+  refl::GlobalDef().def("runtime.opencl.program_cache_stats", []() {
+    ffi::Map<ffi::String, int64_t> m;
+    m.Set("hits", stat_hits.load());
+    m.Set("misses", stat_misses.load());
+    m.Set("invalid", stat_invalid.load());
+    m.Set("stores", stat_stores.load());
+    m.Set("write_failures", stat_write_failures.load());
+    m.Set("enabled", ProgramCache::Enabled() ? 1 : 0);
+    return m;
+  });
 }
 
 }  // namespace cl

@@ -1,0 +1,335 @@
+# Licensed to the Apache Software Foundation (ASF) under one
+# or more contributor license agreements.  See the NOTICE file
+# distributed with this work for additional information
+# regarding copyright ownership.  The ASF licenses this file
+# to you under the Apache License, Version 2.0 (the
+# "License"); you may not use this file except in compliance
+# with the License.  You may obtain a copy of the License at
+#
+#   http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing,
+# software distributed under the License is distributed on an
+# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+# KIND, either express or implied.  See the License for the
+# specific language governing permissions and limitations
+# under the License.
+"""Tests of the OpenCL runtime library (libtvm_runtime_opencl.so): device, memory, copies,
+texture views in the Relax VM, module launch/export, threads, timer, no-platform behaviour."""
+
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import tvm
+import tvm.testing
+from tvm import relax
+from tvm.script import ir as I
+from tvm.script import relax as R
+
+TEXTURE_SCOPES = ["global.texture", "global.texture-nhwc", "global.texture-weight"]
+
+
+def _opencl_device():
+    dev = tvm.opencl(0)
+    if not dev.exist:
+        pytest.skip("no OpenCL device: tvm.opencl(0).exist is False (runtime library or driver missing)")
+    return dev
+
+
+@pytest.fixture(name="dev")
+def fixture_dev():
+    return _opencl_device()
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path, monkeypatch):
+    # Each test gets its own program cache so tests never see each other's entries.
+    monkeypatch.setenv("TVM_OPENCL_CACHE_DIR", str(tmp_path / "clcache"))
+
+
+@I.ir_module
+class ElementwiseChain:
+    @R.function
+    def main(x: R.Tensor((4, 64), "float32"), y: R.Tensor((4, 64), "float32")):
+        with R.dataflow():
+            z = R.add(x, y)
+            s = R.sum(z, axis=1, keepdims=True)
+            o = R.multiply(z, s)
+            R.output(o)
+        return o
+
+
+def _reference(x, y):
+    z = x + y
+    return z * z.sum(axis=1, keepdims=True)
+
+
+@pytest.fixture(name="generic_exec", scope="module")
+def fixture_generic_exec():
+    return tvm.compile(ElementwiseChain, target=tvm.target.Target("opencl", host="llvm"))
+
+
+def _run_vm(executable, dev, x, y):
+    vm = relax.VirtualMachine(executable, dev)
+    return vm["main"](tvm.runtime.tensor(x, dev), tvm.runtime.tensor(y, dev)).numpy()
+
+
+def _inputs(seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.random((4, 64), dtype="float32"), rng.random((4, 64), dtype="float32")
+
+
+def test_device_attributes(dev):
+    assert tvm.runtime.enabled("opencl")
+    assert isinstance(dev.device_name, str) and dev.device_name
+    assert dev.max_threads_per_block >= 1
+    assert dev.warp_size >= 1
+    assert dev.max_shared_memory_per_block > 0
+    assert dev.multi_processor_count >= 1
+    assert dev.total_global_memory > 0
+    assert dev.compute_version.count(".") == 1
+    assert dev.driver_version
+    dims = dev.max_thread_dimensions  # the Python side parses the JSON string
+    dims = list(dims) if not isinstance(dims, str) else __import__("json").loads(dims)
+    assert len(dims) >= 1 and all(d >= 1 for d in dims)
+    assert not tvm.opencl(1000).exist
+
+
+# Widths 5, 7, 13 are not multiples of any pitch alignment; rank 3 to 5.
+ROUND_TRIP_SHAPES = [(1, 2, 3, 5, 4), (2, 7, 4), (3, 1, 13, 4), (1, 1, 1, 4), (2, 3, 2, 7, 4)]
+
+
+@pytest.mark.parametrize("scope", TEXTURE_SCOPES)
+@pytest.mark.parametrize("shape", ROUND_TRIP_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_texture_round_trip(dev, scope, shape, dtype):
+    data = (np.arange(np.prod(shape)) % 251).astype(dtype).reshape(shape)
+    tex = tvm.runtime.empty(shape, dtype, dev, mem_scope=scope)
+    tex.copyfrom(data)
+    np.testing.assert_array_equal(tex.numpy(), data)
+
+
+def test_copies_every_direction(dev):
+    shape = (1, 2, 3, 5, 4)
+    data = np.random.default_rng(1).random(shape, dtype="float32")
+    buf = tvm.runtime.tensor(data, dev)  # host -> buffer
+    img_a = tvm.runtime.empty(shape, "float32", dev, mem_scope="global.texture")
+    img_b = tvm.runtime.empty(shape, "float32", dev, mem_scope="global.texture")
+    img_c = tvm.runtime.empty(shape, "float32", dev, mem_scope="global.texture-nhwc")
+    buf2 = tvm.runtime.empty(shape, "float32", dev)
+    buf.copyto(img_a)  # buffer -> image
+    img_a.copyto(img_b)  # image -> image, same geometry
+    img_b.copyto(img_c)  # image -> image, other geometry
+    img_c.copyto(buf2)  # image -> buffer
+    buf3 = tvm.runtime.empty(shape, "float32", dev)
+    buf2.copyto(buf3)  # buffer -> buffer
+    np.testing.assert_array_equal(buf3.numpy(), data)  # buffer -> host
+    np.testing.assert_array_equal(img_c.numpy(), data)  # image -> host
+    img_d = tvm.runtime.empty(shape, "float32", dev, mem_scope="global.texture-weight")
+    img_d.copyfrom(data)  # host -> image
+    np.testing.assert_array_equal(img_d.numpy(), data)
+
+
+def test_texture_shape_errors_are_clear(dev):
+    with pytest.raises(Exception, match="last axis of a texture tensor"):
+        tvm.runtime.empty((2, 3, 5), "float32", dev, mem_scope="global.texture")
+    with pytest.raises(Exception, match="float32 and float16"):
+        tvm.runtime.empty((2, 3, 4), "int32", dev, mem_scope="global.texture")
+    with pytest.raises(Exception, match="CL_INVALID_IMAGE_SIZE|image"):
+        tvm.runtime.empty((1, 1 << 20, 4), "float32", dev, mem_scope="global.texture-weight")
+
+
+def test_alloc_nd_free_nd(dev):
+    import ctypes  # pylint: disable=import-outside-toplevel
+
+    alloc = tvm.get_global_func("device_api.opencl.alloc_nd")
+    free = tvm.get_global_func("device_api.opencl.free_nd")
+    shape = (ctypes.c_int64 * 3)(5, 3, 2)
+    for bits in (128, 64):
+        # kDLOpenCL = 4; dtype code 2 = float; the shape is {width, height, depth}.
+        handle = alloc(4, 0, 2, bits // 4, "global.texture", 3,
+                       ctypes.cast(shape, ctypes.c_void_p), bits)
+        assert handle
+        free(4, 0, "global.texture", handle)
+
+
+def test_generic_module_runs(dev, generic_exec):
+    x, y = _inputs()
+    tvm.testing.assert_allclose(_run_vm(generic_exec, dev, x, y), _reference(x, y), rtol=1e-5)
+
+
+def test_export_and_load(dev, generic_exec, tmp_path):
+    path = str(tmp_path / "model.so")
+    generic_exec.export_library(path)
+    loaded = tvm.runtime.load_module(path)
+    x, y = _inputs(2)
+    tvm.testing.assert_allclose(_run_vm(loaded, dev, x, y), _reference(x, y), rtol=1e-5)
+    kinds = []
+
+    def walk(mod):
+        kinds.append(mod.kind)
+        for sub in mod.imports:
+            walk(sub)
+
+    walk(loaded)
+    assert "opencl" in kinds
+
+
+def _opencl_module(executable):
+    stack = [executable.mod if isinstance(executable, relax.VMExecutable) else executable]
+    while stack:
+        mod = stack.pop()
+        if mod.kind == "opencl":
+            return mod
+        stack.extend(mod.imports)
+    raise AssertionError("no opencl module")
+
+
+def test_precompiled_programs(dev, generic_exec, tmp_path):
+    path = str(tmp_path / "model.so")
+    generic_exec.export_library(path)
+    x, y = _inputs(3)
+    first = tvm.runtime.load_module(path)
+    _run_vm(first, dev, x, y)
+    blob = _opencl_module(first).get_function("opencl.GetPreCompiledPrograms")()
+    assert len(bytes(blob)) > 8
+    second = tvm.runtime.load_module(path)
+    _opencl_module(second).get_function("opencl.SetPreCompiledPrograms")(blob)
+    tvm.testing.assert_allclose(_run_vm(second, dev, x, y), _reference(x, y), rtol=1e-5)
+    with pytest.raises(Exception, match="Malformed OpenCL precompiled programs"):
+        _opencl_module(second).get_function("opencl.SetPreCompiledPrograms")(bytes(blob)[:-3])
+
+
+def test_two_threads_one_module(dev, generic_exec):
+    vm_inputs = [_inputs(10 + i) for i in range(2)]
+    errors = []
+
+    def worker(i):
+        try:
+            x, y = vm_inputs[i]
+            vm = relax.VirtualMachine(generic_exec, dev)
+            for _ in range(25):
+                out = vm["main"](tvm.runtime.tensor(x, dev), tvm.runtime.tensor(y, dev)).numpy()
+                tvm.testing.assert_allclose(out, _reference(x, y), rtol=1e-5)
+        except Exception as err:  # pylint: disable=broad-except
+            errors.append(err)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+def test_time_evaluator(dev, generic_exec):
+    vm = relax.VirtualMachine(generic_exec, dev)
+    x, y = _inputs()
+    timer = vm.time_evaluator("main", dev, number=2, repeat=2)
+    res = timer(tvm.runtime.tensor(x, dev), tvm.runtime.tensor(y, dev))
+    assert res.mean > 0
+    assert tvm.get_global_func("runtime.timer.opencl", allow_missing=True) is not None
+
+
+@I.ir_module
+class TwoConvs:
+    @R.function
+    def main(x: R.Tensor((1, 8, 6, 6), "float32"), w: R.Tensor((8, 8, 3, 3), "float32")):
+        with R.dataflow():
+            y = R.nn.conv2d(x, w, padding=1)
+            z = R.nn.relu(y)
+            o = R.nn.conv2d(z, w, padding=1)
+            R.output(o)
+        return o
+
+
+def _texture_exec():
+    target = tvm.target.Target("qcom/adreno-opencl-texture", host="llvm")
+    try:
+        return tvm.compile(TwoConvs, target=target)
+    except Exception as err:  # pylint: disable=broad-except
+        pytest.skip(f"the texture pipeline of this TVM base does not compile: {err}".splitlines()[0])
+
+
+def test_texture_views_in_vm(dev):
+    """Texture tensors live between kernels as views over pooled VM storage (CreateView)."""
+    exe = _texture_exec()
+    text = exe.as_text()
+    assert "alloc_tensor" in text
+    source = _opencl_module(exe).inspect_source()
+    assert "image2d_array_t" in source
+    rng = np.random.default_rng(4)
+    x = rng.random((1, 8, 6, 6), dtype="float32")
+    w = rng.random((8, 8, 3, 3), dtype="float32")
+    # How many virtual devices the executable names (and in what order) depends on the compiler
+    # version; every OpenCL one maps to `dev`. Pick the first list that the VM accepts.
+    candidates = [[dev], [dev, dev], [tvm.cpu(), dev, dev], [dev, tvm.cpu()], [dev, dev, dev]]
+    vm, outs, last_err = None, None, None
+    for devices in candidates:
+        try:
+            vm = relax.VirtualMachine(exe, devices)
+            outs = [vm["main"](tvm.runtime.tensor(x, dev), tvm.runtime.tensor(w, dev)).numpy()]
+            break
+        except Exception as err:  # pylint: disable=broad-except
+            last_err, vm = err, None
+    if vm is None:
+        pytest.skip(f"no device list fits this executable: {last_err}".splitlines()[0])
+    outs += [vm["main"](tvm.runtime.tensor(x, dev), tvm.runtime.tensor(w, dev)).numpy() for _ in range(2)]
+    assert np.all(np.isfinite(outs[0]))
+    # Storage is reused across tensors and runs: the views must give the same answer each time.
+    for out in outs[1:]:
+        np.testing.assert_array_equal(out, outs[0])
+    fresh = relax.VirtualMachine(exe, devices)
+    np.testing.assert_array_equal(
+        fresh["main"](tvm.runtime.tensor(x, dev), tvm.runtime.tensor(w, dev)).numpy(), outs[0]
+    )
+
+
+def _rss_kib():
+    with open("/proc/self/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def test_texture_alloc_free_no_growth(dev):
+    shape = (1, 2, 3, 5, 4)
+    for _ in range(1000):  # warm up allocator caches
+        tvm.runtime.empty(shape, "float32", dev, mem_scope="global.texture")
+    before = _rss_kib()
+    for i in range(10000):
+        tvm.runtime.empty(shape, "float32", dev, mem_scope=TEXTURE_SCOPES[i % 3])
+    growth_kib = _rss_kib() - before
+    assert growth_kib < 8 * 1024, f"RSS grew by {growth_kib} KiB over 10000 alloc/free cycles"
+
+
+def test_no_platform(tmp_path):
+    """With no ICD registered, import works, exist is False and use fails with one clear line."""
+    vendors = tmp_path / "vendors"
+    vendors.mkdir()
+    script = (
+        "import tvm\n"
+        "assert tvm.opencl(0).exist is False, 'exist'\n"
+        "try:\n"
+        "    tvm.runtime.empty((4,), 'float32', tvm.opencl(0))\n"
+        "except Exception as err:\n"
+        "    print('ERR:' + str(err).strip().splitlines()[-1])\n"
+        "else:\n"
+        "    raise SystemExit('no error')\n"
+    )
+    env = dict(os.environ, OCL_ICD_VENDORS=str(vendors))
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    line = [l for l in proc.stdout.splitlines() if l.startswith("ERR:")][0]
+    assert "OpenCL" in line and "platform" in line, line
+
+
+if __name__ == "__main__":
+    tvm.testing.main()
