@@ -42,7 +42,7 @@ def cmd_export(args) -> int:
 
     changed = export(args.repo, _base_dir(args))
     for name in changed:
-        print(f"patches: wrote {name}")
+        print(f"patches: {name}")
     print(f"patches: {len(changed)} file(s) changed" if changed else "patches: up to date")
     return 0
 

@@ -81,7 +81,7 @@ def build_series(repo: Path, base: Path, warn=print) -> dict[str, str]:
 
 
 def export(repo: Path, base: Path) -> list[str]:
-    """Write the series into ``patches/``; return the names of files that changed."""
+    """Write the series into ``patches/``; return what changed (``wrote X``, ``removed X``)."""
     series = build_series(repo, base)
     pdir = repo / PATCH_DIR
     pdir.mkdir(exist_ok=True)
@@ -95,7 +95,7 @@ def export(repo: Path, base: Path) -> list[str]:
         data = text.encode("utf-8")
         if not dest.is_file() or dest.read_bytes() != data:
             dest.write_bytes(data)
-            changed.append(name)
+            changed.append(f"wrote {name}")
     return changed
 
 
