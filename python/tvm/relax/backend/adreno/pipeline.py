@@ -96,7 +96,6 @@ def legalize_passes(target: tvm.target.Target):  # pylint: disable=unused-argume
         [
             dl.ApplyDefaultSchedule(
                 dl.adreno.Conv2d(),
-                dl.adreno.GroupConv2d(),
                 dl.adreno.LayoutTransform(),
                 dl.adreno.Pool2D(),
             )

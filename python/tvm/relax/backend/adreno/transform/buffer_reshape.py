@@ -1,0 +1,101 @@
+# Licensed to the Apache Software Foundation (ASF) under one
+# or more contributor license agreements.  See the NOTICE file
+# distributed with this work for additional information
+# regarding copyright ownership.  The ASF licenses this file
+# to you under the Apache License, Version 2.0 (the
+# "License"); you may not use this file except in compliance
+# with the License.  You may obtain a copy of the License at
+#
+#   http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing,
+# software distributed under the License is distributed on an
+# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+# KIND, either express or implied.  See the License for the
+# specific language governing permissions and limitations
+# under the License.
+# pylint: disable=invalid-name
+"""Turn reshape-like kernels between buffers into zero-copy reshapes.
+
+The generic GPU pipeline runs ``RewriteDataflowReshape`` after legalization, so ``reshape``,
+``expand_dims``, ``squeeze`` and ``flatten`` become views of their input.  The Adreno pipeline
+schedules its PrimFuncs with dlight inside its legalization phase, and a scheduled PrimFunc no
+longer matches the reshape pattern, so every reshape there became a copy kernel (for example
+the ``expand_dims`` after a channel reduction, or the flatten between a texture convolution and
+a dense layer).  The C++ pass cannot be told which calls are safe: a reshape whose input or
+output lives in a texture is not a view (the image shape depends on the tensor shape).
+
+``RewriteBufferReshapeToView`` therefore runs before scheduling and rewrites only the
+``call_tir`` of a reshape-pattern PrimFunc whose argument and result are both in the ``global``
+scope into ``R.reshape``, which the VM lowers to a view.
+"""
+
+import tvm
+from tvm import relax
+
+_CALL_TIR = tvm.ir.Op.get("relax.call_tir")
+
+
+def _is_buffer(ty) -> bool:
+    """A tensor type outside any texture scope (no vdevice means the default ``global``)."""
+    if not isinstance(ty, relax.TensorType):
+        return False
+    vdev = ty.vdevice
+    return vdev is None or str(vdev.memory_scope) in ("", "global")
+
+
+@relax.expr_functor.mutator
+class _ReshapeRewriter(relax.PyExprMutator):
+    """Replace call_tir of buffer-to-buffer reshape PrimFuncs by R.reshape."""
+
+    def __init__(self, mod: tvm.IRModule):
+        super().__init__(mod)
+        self.mod = mod
+        self._is_reshape = {}
+
+    def _reshape_func(self, gvar: relax.GlobalVar) -> bool:
+        name = gvar.name_hint
+        if name not in self._is_reshape:
+            func = self.mod[gvar]
+            self._is_reshape[name] = isinstance(
+                func, tvm.tirx.PrimFunc
+            ) and relax.analysis.has_reshape_pattern(func)
+        return self._is_reshape[name]
+
+    def visit_call_(self, call: relax.Call) -> relax.Expr:  # pylint: disable=arguments-renamed
+        call = super().visit_call_(call)
+        if not call.op.same_as(_CALL_TIR) or len(call.args) != 2:
+            return call
+        args = call.args[1]
+        fields = list(args.fields) if isinstance(args, relax.Tuple) else [args]
+        if len(fields) != 1 or len(call.ty_args) != 1:
+            return call
+        out_ty = call.ty_args[0]
+        if not (_is_buffer(fields[0].ty) and _is_buffer(out_ty)):
+            return call
+        if out_ty.shape is None or not self._reshape_func(call.args[0]):
+            return call
+        return relax.op.reshape(fields[0], out_ty.shape)
+
+
+@tvm.transform.module_pass(opt_level=0, name="RewriteBufferReshapeToView")
+class RewriteBufferReshapeToView:  # pylint: disable=too-few-public-methods
+    """Rewrite ``call_tir`` of reshape-like PrimFuncs between ``global`` buffers into
+    ``R.reshape`` (a view at run time).  Texture operands are left alone.
+
+    Run after fusion and before the dlight schedules; follow it with
+    ``DeadCodeElimination`` to drop the PrimFuncs no longer called.
+
+    Returns
+    -------
+    ret : tvm.transform.Pass
+        The pass.
+    """
+
+    def transform_module(self, mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
+        """Rewrite every Relax function of ``mod``."""
+        rewriter = _ReshapeRewriter(mod)
+        for gvar, func in mod.functions_items():
+            if isinstance(func, relax.Function):
+                rewriter.builder_.update_func(gvar, rewriter.visit_expr(func))
+        return rewriter.builder_.get()
