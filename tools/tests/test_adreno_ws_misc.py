@@ -1,0 +1,50 @@
+"""Smaller pieces: the dpkg check behind setup, JUnit totals, the base pin, the CLI."""
+
+import pytest
+
+from adreno_ws import WsError
+from adreno_ws.cli import main
+from adreno_ws.opencl import PACKAGES, missing_packages
+from adreno_ws.report import junit_counts, missing_asf_header
+from adreno_ws.repo import read_base_pin
+
+
+def test_missing_packages_reads_dpkg_status(tmp_path):
+    status = tmp_path / "status"
+    status.write_text(
+        "Package: clinfo\nStatus: install ok installed\n\n"
+        "Package: pocl-opencl-icd\nStatus: deinstall ok config-files\n\n"
+    )
+    assert missing_packages(status) == [p for p in PACKAGES if p != "clinfo"]
+    assert missing_packages(tmp_path / "absent") == list(PACKAGES)
+
+
+def test_junit_counts(tmp_path):
+    xml = tmp_path / "r.xml"
+    xml.write_text(
+        '<testsuites><testsuite tests="7" failures="1" errors="1" skipped="2"/></testsuites>'
+    )
+    assert junit_counts(xml) == {"passed": 3, "failed": 1, "skipped": 2, "errors": 1}
+    assert junit_counts(tmp_path / "none.xml")["passed"] == 0
+
+
+def test_base_pin_errors(tmp_path):
+    (tmp_path / "ci").mkdir()
+    with pytest.raises(WsError, match="requirements-base.txt is missing"):
+        read_base_pin(tmp_path)
+    (tmp_path / "ci/requirements-base.txt").write_text("# comment\napache-tvm-ffi==1\n")
+    with pytest.raises(WsError, match="no 'apache-tvm==VERSION' line"):
+        read_base_pin(tmp_path)
+    (tmp_path / "ci/requirements-base.txt").write_text("apache_tvm == 1.2.post3  # pin\n")
+    assert read_base_pin(tmp_path).version == "1.2.post3"
+
+
+def test_cli_errors_are_one_line_each(workspace, capsys):
+    assert main(["--repo", str(workspace), "patches", "apply"]) == 1
+    assert capsys.readouterr().err == "error: give exactly one of --target DIR or --venv PATH\n"
+
+
+def test_asf_header_check(tmp_path):
+    bad = tmp_path / "a.py"
+    bad.write_text("x = 1\n")
+    assert missing_asf_header(bad)
