@@ -120,7 +120,9 @@ def dataflow_lower_passes(target: tvm.target.Target):  # pylint: disable=unused-
 
 def finalize_passes(target: tvm.target.Target):  # pylint: disable=unused-argument
     """The default finalization passes for Adreno GPU backend."""
-    return relax.backend.gpu_generic.finalize_passes(target)
+    return relax.backend.gpu_generic.finalize_passes(target) + [
+        relax.backend.adreno.transform.AllocStorageOnPhysicalDevice(),
+    ]
 
 
 def get_default_pipeline(target: tvm.target.Target):

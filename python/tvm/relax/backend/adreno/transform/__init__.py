@@ -24,3 +24,4 @@ from .transform import (
 from .buffer_reshape import RewriteBufferReshapeToView
 from .channel_reduction import SplitChannelReductionKeepdims
 from .texture_scope import BalanceTextureScope, TextureLimits, choose_texture_scope
+from .storage_device import AllocStorageOnPhysicalDevice
