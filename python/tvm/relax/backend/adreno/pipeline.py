@@ -19,6 +19,7 @@
 import tvm
 from tvm import relax
 from tvm.relax.transform.legalize_ops import adreno as legalize_adreno
+from tvm.relax.backend.adreno.transform.conv_channel_padding import PadConvChannels
 
 
 def library_dispatch_passes(target: tvm.target.Target):  # pylint: disable=unused-argument
@@ -52,6 +53,7 @@ def legalize_passes(target: tvm.target.Target):  # pylint: disable=unused-argume
         pass_list.extend(
             [
                 relax.backend.adreno.transform.SplitChannelReductionKeepdims(),
+                PadConvChannels(),
                 relax.transform.ConvertLayout(desired_layouts),
                 relax.transform.Normalize(),
                 relax.transform.FoldConstant(),
@@ -96,8 +98,9 @@ def legalize_passes(target: tvm.target.Target):  # pylint: disable=unused-argume
         [
             dl.ApplyDefaultSchedule(
                 dl.adreno.Conv2d(),
+                dl.adreno.GroupConv2d(),
                 dl.adreno.LayoutTransform(),
-                dl.adreno.Pool2D(),
+                dl.adreno.Reduction(),
             )
         ]
     )

@@ -1,0 +1,149 @@
+# Licensed to the Apache Software Foundation (ASF) under one
+# or more contributor license agreements.  See the NOTICE file
+# distributed with this work for additional information
+# regarding copyright ownership.  The ASF licenses this file
+# to you under the Apache License, Version 2.0 (the
+# "License"); you may not use this file except in compliance
+# with the License.  You may obtain a copy of the License at
+#
+#   http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing,
+# software distributed under the License is distributed on an
+# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+# KIND, either express or implied.  See the License for the
+# specific language governing permissions and limitations
+# under the License.
+# pylint: disable=invalid-name
+"""Pad conv2d channels to a multiple of 4 so that the convolution stays on textures.
+
+A texture pixel holds four channels, and ``ConvertLayout`` only converts a conv2d to
+``NCHW4c`` / ``OIHW4o`` when its channel counts are multiples of 4 (the conv2d layout
+inference, C++ ``src/relax/op/nn/convolution.cc``, keeps NCHW otherwise). Such a conv then
+runs on buffers, and so does everything next to it: the 3-channel first layer of every image
+network, odd widths in pruned or searched networks.
+
+This pass runs before the layout conversion and rewrites
+
+    ``conv2d(x, w)``  into  ``strided_slice(conv2d(pad(x), pad(w)), channels[0:O])``
+
+where ``pad`` adds zero channels up to the next multiple of 4 (input channels of ``x`` and
+``w``; output channels of ``w``). Zero input channels meet zero weights, and the padded
+output channels are sliced away, so the result is identical to the unpadded conv. Padding a
+constant weight is folded at compile time; padding an activation is an injective op that
+fuses with the layout transform into the texture. Handled: NCHW/OIHW conv2d with
+``groups == 1`` and depthwise conv2d (``groups == in_channels``, any multiplier: input
+channel ``c`` and its ``multiplier`` filters move together, so padding at the end keeps the
+mapping). Other group convolutions with unaligned channels are left unchanged (on buffers):
+their padding would interleave per group.
+"""
+
+import tvm
+from tvm import relax
+from tvm.ir import Op
+
+#: Channels per texture pixel.
+_BLOCK = 4
+
+
+def _round_up(value: int) -> int:
+    return (value + _BLOCK - 1) // _BLOCK * _BLOCK
+
+
+def _static_shape(expr: relax.Expr):
+    ty = expr.ty
+    if not isinstance(ty, relax.TensorType) or ty.shape is None:
+        return None
+    try:
+        return [int(d) for d in ty.shape]
+    except (TypeError, ValueError):
+        return None
+
+
+def _pad_axis(expr: relax.Expr, ndim: int, axis: int, amount: int) -> relax.Expr:
+    if amount == 0:
+        return expr
+    width = [0] * (2 * ndim)
+    width[2 * axis + 1] = amount
+    return relax.op.nn.pad(expr, pad_width=width, pad_value=0.0)
+
+
+@relax.expr_functor.mutator
+class _ConvChannelPadder(relax.PyExprMutator):
+    """Pad the channels of NCHW conv2d calls whose channel counts are not multiples of 4."""
+
+    conv2d_op = Op.get("relax.nn.conv2d")
+
+    def visit_call_(self, call: relax.Call) -> relax.Expr:  # pylint: disable=arguments-renamed
+        call = super().visit_call_(call)
+        if not call.op.same_as(self.conv2d_op):
+            return call
+        attrs = call.attrs
+        layouts = (attrs.data_layout, attrs.kernel_layout, attrs.out_layout)
+        if layouts != ("NCHW", "OIHW", "NCHW"):
+            return call
+        x_shape, w_shape = _static_shape(call.args[0]), _static_shape(call.args[1])
+        if x_shape is None or w_shape is None:
+            return call
+        in_ch, out_ch, groups = x_shape[1], w_shape[0], int(attrs.groups)
+        if in_ch % _BLOCK == 0 and out_ch % _BLOCK == 0:
+            return call
+        if groups == 1:
+            in_pad, out_pad, new_groups, w_in_pad = (
+                _round_up(in_ch) - in_ch,
+                _round_up(out_ch) - out_ch,
+                1,
+                _round_up(in_ch) - in_ch,
+            )
+        elif groups == in_ch and w_shape[1] == 1:
+            multiplier = out_ch // in_ch
+            in_pad = _round_up(in_ch) - in_ch
+            out_pad = in_pad * multiplier
+            new_groups, w_in_pad = in_ch + in_pad, 0
+            if (out_ch + out_pad) % _BLOCK:
+                return call
+        else:
+            return call
+
+        data = _pad_axis(call.args[0], 4, 1, in_pad)
+        weight = _pad_axis(_pad_axis(call.args[1], 4, 1, w_in_pad), 4, 0, out_pad)
+        conv = self.builder_.emit(
+            relax.op.nn.conv2d(
+                data,
+                weight,
+                strides=attrs.strides,
+                padding=attrs.padding,
+                dilation=attrs.dilation,
+                groups=new_groups,
+                data_layout="NCHW",
+                kernel_layout="OIHW",
+                out_layout="NCHW",
+                out_dtype=attrs.out_dtype,
+            )
+        )
+        if out_pad == 0:
+            return conv
+        return relax.op.strided_slice(conv, axes=[1], begin=[0], end=[out_ch], assume_inbound=True)
+
+
+@tvm.transform.module_pass(opt_level=0, name="PadConvChannels")
+class PadConvChannels:  # pylint: disable=too-few-public-methods
+    """Pad NCHW conv2d channels to a multiple of 4; see the module docstring.
+
+    Run before ``ConvertLayout`` to ``NCHW4c``.
+
+    Returns
+    -------
+    ret : tvm.transform.Pass
+        The pass.
+    """
+
+    def transform_module(
+        self, mod: tvm.IRModule, _ctx: tvm.transform.PassContext
+    ) -> tvm.IRModule:
+        """Apply the rewrite to every Relax function of ``mod``."""
+        padder = _ConvChannelPadder(mod)
+        for gvar, func in mod.functions_items():
+            if isinstance(func, relax.Function):
+                padder.builder_.update_func(gvar, padder.visit_expr(func))
+        return padder.builder_.get()

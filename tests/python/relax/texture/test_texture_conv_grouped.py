@@ -1,0 +1,98 @@
+# Licensed to the Apache Software Foundation (ASF) under one
+# or more contributor license agreements.  See the NOTICE file
+# distributed with this work for additional information
+# regarding copyright ownership.  The ASF licenses this file
+# to you under the Apache License, Version 2.0 (the
+# "License"); you may not use this file except in compliance
+# with the License.  You may obtain a copy of the License at
+#
+#   http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing,
+# software distributed under the License is distributed on an
+# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+# KIND, either express or implied.  See the License for the
+# specific language governing permissions and limitations
+# under the License.
+"""Depthwise and grouped conv2d on the Adreno texture target.
+
+Before the Adreno legalization chose an implementation per shape, every conv2d with
+``groups > 1`` failed to compile for the texture target ("Divide by zero" in TOPI's
+``conv2d_NCHWc_OIHWo``). Each case here compiles with the conv reading a texture, runs on the
+OpenCL device, and matches the float32 LLVM build of the same module.
+"""
+
+import pytest
+
+from tvm import relax
+
+import texture_testing as tt
+
+
+def _depthwise(channels, size, multiplier=1, kernel=3, stride=1, padding=None, dilation=1):
+    def fn(nb):
+        x = nb.input((1, channels, size, size))
+        w = nb.param("w", (channels * multiplier, 1, kernel, kernel))
+        pad = (kernel // 2) * dilation if padding is None else padding
+        return nb.emit(
+            relax.op.nn.conv2d(
+                x, w, strides=stride, padding=pad, dilation=dilation, groups=channels,
+                out_dtype=nb.dtype,
+            )
+        )
+
+    return fn
+
+
+def _group(channels, out_channels, groups, size, kernel=3, stride=1):
+    def fn(nb):
+        x = nb.input((1, channels, size, size))
+        return nb.conv2d(x, out_channels, kernel=kernel, stride=stride, groups=groups)
+
+    return fn
+
+
+def _mobilenet_block(nb):
+    """Depthwise 3x3 + bias + relu6, then pointwise 1x1 + bias + relu: MobileNet's unit."""
+    x = nb.input((1, 16, 10, 10))
+    y = nb.bias(nb.conv2d(x, 16, kernel=3, groups=16))
+    y = nb.emit(relax.op.clip(y, 0, 6))
+    y = nb.bias(nb.conv2d(y, 24, kernel=1))
+    return nb.emit(relax.op.nn.relu(y))
+
+
+CASES = {
+    "depthwise_3x3": tt.Case(_depthwise(8, 9)),
+    "depthwise_3x3_stride2": tt.Case(_depthwise(16, 11, stride=2)),
+    "depthwise_5x5_dilation2": tt.Case(_depthwise(8, 12, kernel=5, dilation=2)),
+    "depthwise_3x3_nopad": tt.Case(_depthwise(12, 7, padding=0)),
+    "depthwise_multiplier2": tt.Case(_depthwise(8, 8, multiplier=2)),
+    "depthwise_multiplier3": tt.Case(_depthwise(4, 7, multiplier=3)),
+    "group_aligned": tt.Case(_group(16, 16, 2, 8)),
+    "group_aligned_stride2": tt.Case(_group(16, 32, 4, 9, stride=2)),
+    "group_unaligned": tt.Case(_group(8, 8, 4, 8)),
+    "group_unaligned_1x1": tt.Case(_group(8, 12, 2, 6, kernel=1)),
+    "mobilenet_block": tt.Case(_mobilenet_block, convs=2, conv_output_texture=True),
+}
+
+# The PrimFunc each case's convolution is legalized into (the implementation chosen).
+IMPLEMENTATION = {
+    "depthwise": "depthwise_conv2d_NCHWc_OIHWo",
+    "group": "group_conv2d_NCHWc_OIHWo",
+    "mobilenet": "depthwise_conv2d_NCHWc_OIHWo",
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_compile(case, compile_dtype_mode):
+    lowered, _ = tt.check_compile(CASES[case], compile_dtype_mode)
+    impl = IMPLEMENTATION[case.split("_")[0]]
+    calls = [c for c in tt.texture_call_scopes(lowered) if impl in c.func]
+    assert calls, f"no {impl} call:\n  " + tt.describe_scopes(lowered)
+    assert all(tt.is_texture(c.inputs[0]) for c in calls), tt.describe_scopes(lowered)
+
+
+@pytest.mark.requires_opencl
+@pytest.mark.parametrize("case", list(CASES))
+def test_numerics(case, dtype_mode, rng):
+    tt.check_numerics(CASES[case].fn, dtype_mode, rng, name=case)
