@@ -39,6 +39,7 @@ def legalize_passes(target: tvm.target.Target):  # pylint: disable=unused-argume
     skip_ops = [
         "relax.nn.conv2d",
         "relax.nn.max_pool2d",
+        "relax.nn.avg_pool2d",
         "relax.nn.adaptive_avg_pool2d",
     ]
     pass_list = []
@@ -98,6 +99,7 @@ def legalize_passes(target: tvm.target.Target):  # pylint: disable=unused-argume
         [
             dl.ApplyDefaultSchedule(
                 dl.adreno.Conv2d(),
+                dl.adreno.Winograd(),
                 dl.adreno.GroupConv2d(),
                 dl.adreno.LayoutTransform(),
                 dl.adreno.Reduction(),

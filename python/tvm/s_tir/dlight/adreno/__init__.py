@@ -23,4 +23,6 @@ from .convolution import Conv2d
 from .layout_transform import LayoutTransform
 from .fallback import Fallback
 from .pool import Pool2D
+from .reduction import Reduction, ReductionConfig
 from .group_conv import GroupConv2d
+from .winograd import Winograd

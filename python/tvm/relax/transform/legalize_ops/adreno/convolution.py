@@ -21,16 +21,118 @@ This is where the Adreno backend picks the implementation of a convolution (what
 strategy did). The texture pipeline converts conv2d to ``NCHW4c`` / ``OIHW4o`` first; here each
 call is lowered by one TOPI compute chosen from its attributes and shapes:
 
-* ``groups == 1``: direct convolution (``topi.nn.conv2d_NCHWc_OIHWo``);
+* ``groups == 1``, 3x3, stride 1, dilation 1, enough channels: Winograd F(4x4, 3x3) or
+  F(2x2, 3x3) (``topi.adreno.conv2d_winograd_NCHWc_OIHWo``), see :py:func:`winograd_tile`;
+* other ``groups == 1``: direct convolution (``topi.nn.conv2d_NCHWc_OIHWo``);
 * ``groups == in_channels`` (one input channel per group, any channel multiplier):
   depthwise (``topi.adreno.depthwise_conv2d_NCHWc_OIHWo``);
 * any other ``groups``: group convolution (``topi.adreno.group_conv2d_NCHWc_OIHWo``).
 
 PrimFunc names keep ``conv2d_NCHWc`` so that later passes and tests can find the convolution.
+
+The Winograd choice can be overridden with :py:func:`winograd_mode`::
+
+    with legalize_ops.adreno.winograd_mode("off"):   # or "auto" (default), "2", "4"
+        ex = tvm.compile(mod, target)
+
+(A PassContext config key would be the natural place; keys are registered in C++
+(``TVM_REGISTER_PASS_CONFIG_OPTION``), which this Python-only change cannot do.)
 """
+
+import contextlib
+import contextvars
 
 from tvm import relax, topi
 from tvm.topi import adreno as topi_adreno
+
+
+WINOGRAD_MODES = ("auto", "off", "2", "4")
+_WINOGRAD_MODE = contextvars.ContextVar("adreno_conv2d_winograd", default="auto")
+
+#: Winograd pays off once the product (saving 9 m^2 / (m + 2)^2 of the multiplies, 2.25x for
+#: F(2x2) and 4x for F(4x4)) outweighs the two transforms, which cost per channel, not per
+#: channel pair: below 16 input or output channels the direct conv is cheaper.
+WINOGRAD_MIN_CHANNELS = 16
+#: F(4x4) needs its 6x6 tiles to be filled: spatial extents that are multiples of 4, at least 8.
+WINOGRAD_TILE4_MIN_EXTENT = 8
+
+
+@contextlib.contextmanager
+def winograd_mode(mode: str):
+    """Choose how the Adreno conv2d legalization uses Winograd inside the ``with`` block.
+
+    Parameters
+    ----------
+    mode : str
+        ``"auto"`` (default): by shape, see :py:func:`winograd_tile`; ``"off"``: never;
+        ``"2"`` / ``"4"``: F(2x2, 3x3) / F(4x4, 3x3) for every eligible conv (a float16 conv
+        gets F(2x2): F(4x4) in half precision loses too much accuracy).
+
+    Yields
+    ------
+    None
+    """
+    if mode not in WINOGRAD_MODES:
+        raise ValueError(f"Winograd mode {mode!r} is not one of {WINOGRAD_MODES}")
+    token = _WINOGRAD_MODE.set(mode)
+    try:
+        yield
+    finally:
+        _WINOGRAD_MODE.reset(token)
+
+
+def winograd_tile(call: relax.Call) -> int:
+    """The Winograd output tile for a conv2d call, or 0 for a direct convolution.
+
+    Eligible: ``groups == 1``, a 3x3 kernel, stride 1, dilation 1, static shapes. Then, in
+    ``"auto"`` mode:
+
+    * fewer than ``WINOGRAD_MIN_CHANNELS`` input or output channels: direct (0);
+    * float32 accumulation and output height and width multiples of 4 and at least
+      ``WINOGRAD_TILE4_MIN_EXTENT``: F(4x4, 3x3) (4);
+    * otherwise F(2x2, 3x3) (2). float16 accumulation always gets F(2x2): the F(4x4)
+      transforms multiply by up to 8 and divide by 24, which costs about 3 more bits than
+      half precision has (measured error 5e-2 of the output scale against 5e-3 for F(2x2)).
+
+    Parameters
+    ----------
+    call : relax.Call
+        The ``NCHW4c`` / ``OIHW4o`` conv2d call.
+
+    Returns
+    -------
+    tile : int
+        0, 2 or 4.
+    """
+    mode = _WINOGRAD_MODE.get()
+    attrs = call.attrs
+    if mode == "off" or int(attrs.groups) != 1:
+        return 0
+    if [int(s) for s in attrs.strides] != [1, 1] or [int(d) for d in attrs.dilation] != [1, 1]:
+        return 0
+    try:
+        data_shape = [int(d) for d in call.args[0].ty.shape]
+        kernel_shape = [int(d) for d in call.args[1].ty.shape]
+        out_shape = [int(d) for d in call.ty.shape]
+    except (TypeError, ValueError):
+        return 0
+    if kernel_shape[2:4] != [3, 3]:
+        return 0
+    half = call.ty.dtype == "float16"
+    if mode in ("2", "4"):
+        return 2 if half else int(mode)
+    in_channels, out_channels = data_shape[1] * data_shape[4], out_shape[1] * out_shape[4]
+    if min(in_channels, out_channels) < WINOGRAD_MIN_CHANNELS:
+        return 0
+    out_h, out_w = out_shape[2], out_shape[3]
+    if (
+        not half
+        and out_h % 4 == 0
+        and out_w % 4 == 0
+        and min(out_h, out_w) >= WINOGRAD_TILE4_MIN_EXTENT
+    ):
+        return 4
+    return 2
 
 
 def _common_args(call: relax.Call) -> dict:
@@ -61,6 +163,29 @@ def conv2d_direct(bb: relax.BlockBuilder, call: relax.Call) -> relax.Expr:
         ty_args=call.ty_args,
         primfunc_name_hint="conv2d_NCHWc_OIHWo",
         **_common_args(call),
+    )
+
+
+def conv2d_winograd(bb: relax.BlockBuilder, call: relax.Call, tile: int) -> relax.Expr:
+    """Winograd F(tile x tile, 3x3): the weight transform is its own call (folded at compile
+    time when the weights are constants), the three other stages are one PrimFunc."""
+    out_dtype = call.ty.dtype
+    weight = bb.emit_te(
+        topi_adreno.conv2d_winograd_weight_transform,
+        call.args[1],
+        tile,
+        out_dtype,
+        primfunc_name_hint=f"conv2d_winograd{tile}_weight_transform",
+    )
+    return bb.call_te(
+        topi_adreno.conv2d_winograd_NCHWc_OIHWo,
+        call.args[0],
+        weight,
+        call.attrs.padding,
+        tile,
+        out_dtype,
+        ty_args=call.ty_args,
+        primfunc_name_hint=f"conv2d_NCHWc_OIHWo_winograd{tile}",
     )
 
 
@@ -105,6 +230,9 @@ def conv2d_NCHWc_OIHWo(bb: relax.BlockBuilder, call: relax.Call) -> relax.Expr:
         The ``call_tir`` computing it.
     """
     if int(call.attrs.groups) == 1:
+        tile = winograd_tile(call)
+        if tile:
+            return conv2d_winograd(bb, call, tile)
         return conv2d_direct(bb, call)
     if _is_depthwise(call):
         return conv2d_depthwise(bb, call)
