@@ -1,0 +1,227 @@
+# Licensed to the Apache Software Foundation (ASF) under one
+# or more contributor license agreements.  See the NOTICE file
+# distributed with this work for additional information
+# regarding copyright ownership.  The ASF licenses this file
+# to you under the Apache License, Version 2.0 (the
+# "License"); you may not use this file except in compliance
+# with the License.  You may obtain a copy of the License at
+#
+#   http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing,
+# software distributed under the License is distributed on an
+# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+# KIND, either express or implied.  See the License for the
+# specific language governing permissions and limitations
+# under the License.
+"""Reductions and pooling on Adreno, with or without textures.
+
+The rule takes every PrimFunc made of one reduction block and injective blocks around it
+(padding before, a division or a cast after): ``sum``, ``mean``, ``max``, ``min``, ``prod``,
+``argmax``/``argmin``, max/average/adaptive/global pooling.  It decides from the block alone:
+the iteration kinds (spatial iterators, then reduction iterators), the number of elements each
+output reduces, and whether the innermost spatial iterator is the 4-lane pixel axis of a
+packed ``NCHW4c`` tensor (then the four lanes are computed together, as one texture pixel).
+
+Two schedules, chosen by the number of reduced elements per output:
+
+* few elements (``<= ReductionConfig.max_serial_elements``): one thread per output (pixel),
+  the reduction runs serially in a register accumulator; typical of pooling windows.
+* many elements: the outputs are spread over work groups and the threads of a group split
+  the reduction, combining their partial results in local memory (a cross-thread reduction);
+  typical of global pooling and reductions over whole channels or images.
+"""
+
+import dataclasses
+from typing import List, Optional
+
+from tvm import s_tir, tirx
+from tvm.target import Target
+
+from ..analysis.common_analysis import get_sblockrealize
+from .base import AdrenoScheduleRule
+
+# The pixel of a texture holds 4 channels (RGBA); packed layouts end with an axis of 4.
+_LANES = 4
+
+
+@dataclasses.dataclass(frozen=True)
+class ReductionConfig:
+    """Per-target knobs of the reduction schedules.
+
+    Parameters
+    ----------
+    max_serial_elements : int
+        Largest number of reduced elements per output that one thread reduces alone; above it
+        the threads of a work group share the reduction.
+    serial_threads : int
+        Work-group size of the serial schedule (threads, one output each).
+    split_threads : int
+        Work-group size of the cross-thread schedule (threads sharing one output).
+    """
+
+    # Measured with tests/python/relax/texture/test_texture_reduce.py::test_threshold_timing
+    # (PoCL 3.1, 2-core CPU, float32, NCHW4c texture input, one output per pixel): the serial
+    # schedule is faster up to about 64 reduced elements and slower from 128 on (see the
+    # table in that test).  50 is Relay-era Adreno's switch point, measured on Adreno GPUs; it
+    # agrees with the PoCL measurement, so it stays until the GPU box confirms or moves it.
+    max_serial_elements: int = 50
+    # Adreno GPUs run 64 to 128 threads per wave; 64 keeps small outputs in one wave.
+    serial_threads: int = 64
+    # A power of two (the cross-thread tree reduction halves it); 64 threads of 4 lanes read
+    # 256 values per step, enough to hide the texture latency on a single output.
+    split_threads: int = 64
+
+    @staticmethod
+    def from_target(target: Target) -> "ReductionConfig":
+        """The configuration for ``target``, bounded by its thread limit."""
+        max_threads = (
+            int(target.attrs["max_num_threads"]) if "max_num_threads" in target.attrs else 256
+        )
+        base = ReductionConfig()
+        return dataclasses.replace(
+            base,
+            serial_threads=min(base.serial_threads, max_threads),
+            split_threads=min(base.split_threads, max_threads),
+        )
+
+
+def _static_int(value) -> Optional[int]:
+    return int(value) if isinstance(value, (int, tirx.IntImm)) else None
+
+
+def _static_extent(dom) -> Optional[int]:
+    return _static_int(dom.extent)
+
+
+class Reduction(AdrenoScheduleRule):
+    """Reductions and pooling: one thread per output for short reductions, threads sharing
+    each output for long ones (see the module docstring)."""
+
+    def __init__(self, config: Optional[ReductionConfig] = None):
+        super().__init__()
+        self.config = config
+
+    # pylint: disable=too-many-locals,too-many-return-statements,too-many-branches
+    def apply(self, func: tirx.PrimFunc, target: Target, _: bool) -> Optional[s_tir.Schedule]:
+        if not isinstance(func, tirx.PrimFunc) or not self.is_target_available(target):
+            return None
+        config = self.config or ReductionConfig.from_target(target)
+        sch = s_tir.Schedule(func)
+        root = sch.get_sblock(name="root", func_name="main")
+        blocks = sch.get_child_blocks(root)
+        reduce_blocks = [b for b in blocks if self._is_reduction(sch.get(b))]
+        if len(reduce_blocks) != 1:
+            return None
+        block = reduce_blocks[0]
+        if len(sch.get(block).reads) != 1:
+            return None  # a contraction (matmul, conv), not a reduction of one tensor
+        if not self._inline_others(sch, blocks, block):
+            return None
+
+        stmt = sch.get(block)
+        kinds = "".join(
+            "R" if iv.iter_type == tirx.IterVar.CommReduce else "S" for iv in stmt.iter_vars
+        )
+        num_s = len(kinds) - len(kinds.lstrip("S"))
+        if num_s == 0 or kinds != "S" * num_s + "R" * (len(kinds) - num_s):
+            return None
+        loops = sch.get_loops(block)
+        if not self._trivial_binding(sch, block, loops):
+            return None
+
+        reduce_elems = 1
+        for iv in stmt.iter_vars[num_s:]:
+            extent = _static_extent(iv.dom)
+            reduce_elems = None if extent is None or reduce_elems is None else reduce_elems * extent
+        lanes = self._pixel_lanes(stmt, num_s)
+        spatial, reduction = loops[:num_s], loops[num_s:]
+        lane = None
+        if lanes:
+            spatial, lane = spatial[:-1], spatial[-1]
+        if reduce_elems is not None and reduce_elems <= config.max_serial_elements:
+            self._schedule_serial(sch, block, spatial, reduction, lane, config)
+        else:
+            self._schedule_split(sch, block, spatial, reduction, lane, config)
+        return sch
+
+    @staticmethod
+    def _is_reduction(block: "s_tir.SBlock") -> bool:
+        return any(iv.iter_type == tirx.IterVar.CommReduce for iv in block.iter_vars)
+
+    @staticmethod
+    def _inline_others(sch: s_tir.Schedule, blocks, block) -> bool:
+        """Inline the injective blocks: producers into the reduction, consumers after it."""
+        index = [sch.get(b).name_hint for b in blocks].index(sch.get(block).name_hint)
+        for producer in reversed(blocks[:index]):
+            try:
+                sch.compute_inline(producer)
+            except s_tir.ScheduleError:
+                return False
+        for consumer in blocks[index + 1 :]:
+            try:
+                sch.reverse_compute_inline(consumer)
+            except s_tir.ScheduleError:
+                return False
+        return True
+
+    @staticmethod
+    def _trivial_binding(sch: s_tir.Schedule, block, loops) -> bool:
+        """Loop i binds block iterator i."""
+        iter_values = get_sblockrealize(sch, block).iter_values
+        if len(loops) != len(iter_values):
+            return False
+        return all(v.same_as(sch.get(lp).loop_var) for lp, v in zip(loops, iter_values))
+
+    @staticmethod
+    def _pixel_lanes(block: "s_tir.SBlock", num_s: int) -> bool:
+        """The innermost spatial iterator is the 4-lane pixel axis of the written buffer and
+        indexes the last axis of every buffer read with that rank."""
+        lane_iv = block.iter_vars[num_s - 1]
+        if _static_extent(lane_iv.dom) != _LANES:
+            return False
+        if len(block.writes) != 1:
+            return False
+        write = block.writes[0]
+        if _static_int(write.source.shape[-1]) != _LANES:
+            return False
+        last = write.region[-1]
+        return isinstance(last.min, tirx.Var) and last.min.same_as(lane_iv.var)
+
+    @staticmethod
+    def _schedule_serial(sch, block, spatial, reduction, lane, config: ReductionConfig):
+        """One thread per output pixel; the reduction accumulates in registers."""
+        fused = sch.fuse(*spatial) if spatial else sch.add_unit_loop(block)
+        order = [fused] + list(reduction) + ([lane] if lane is not None else [])
+        sch.reorder(*order)
+        bx, tx = sch.split(fused, [None, config.serial_threads])
+        sch.bind(bx, "blockIdx.x")
+        sch.bind(tx, "threadIdx.x")
+        writes: List = []
+        for i in range(len(sch.get(block).writes)):
+            writes.append(sch.cache_write(block, i, "local"))
+        for write in writes:
+            sch.reverse_compute_at(write, tx, preserve_unit_loops=True)
+            if lane is not None:
+                sch.vectorize(sch.get_loops(write)[-1])
+        if lane is not None:
+            # Vectorize the pixel lanes before splitting off the initialization, while the
+            # block is still a complete reduction under the lane loop.
+            sch.vectorize(lane)
+        if reduction:
+            sch.decompose_reduction(block, reduction[0])
+
+    @staticmethod
+    def _schedule_split(sch, block, spatial, reduction, lane, config: ReductionConfig):
+        """One work group per output pixel; its threads split the reduction."""
+        fused = sch.fuse(*spatial) if spatial else sch.add_unit_loop(block)
+        red = sch.fuse(*reduction)
+        order = [fused] + ([lane] if lane is not None else []) + [red]
+        sch.reorder(*order)
+        sch.bind(fused, "blockIdx.x")
+        _, tx = sch.split(red, [None, config.split_threads])
+        sch.bind(tx, "threadIdx.x")
+        if lane is not None:
+            write = sch.cache_write(block, 0, "local")
+            sch.reverse_compute_at(write, fused, preserve_unit_loops=True)
+            sch.vectorize(sch.get_loops(write)[-1])
