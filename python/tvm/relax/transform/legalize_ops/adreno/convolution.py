@@ -91,8 +91,10 @@ def winograd_tile(call: relax.Call) -> int:
     * float32 accumulation and output height and width multiples of 4 and at least
       ``WINOGRAD_TILE4_MIN_EXTENT``: F(4x4, 3x3) (4);
     * otherwise F(2x2, 3x3) (2). float16 accumulation always gets F(2x2): the F(4x4)
-      transforms multiply by up to 8 and divide by 24, which costs about 3 more bits than
-      half precision has (measured error 5e-2 of the output scale against 5e-3 for F(2x2)).
+      transforms multiply by up to 8 and divide by 24. Emulated in numpy float16 over 64
+      input channels (200 random tiles, error relative to the tile's largest output):
+      F(4x4) median 1.5e-2, worst 1.0e-1; F(2x2) median 2.1e-3, worst 2.6e-2; float32
+      F(4x4) worst 9.4e-6.
 
     Parameters
     ----------
