@@ -19,6 +19,7 @@
 import tvm
 from tvm import relax
 from tvm.relax.transform.legalize_ops import adreno as legalize_adreno
+from tvm.relax.backend.adreno.transform.clip_to_min_max import ClipToMinMax
 from tvm.relax.backend.adreno.transform.conv_channel_padding import PadConvChannels
 
 
@@ -54,6 +55,7 @@ def legalize_passes(target: tvm.target.Target):  # pylint: disable=unused-argume
         pass_list.extend(
             [
                 relax.backend.adreno.transform.SplitChannelReductionKeepdims(),
+                ClipToMinMax(),
                 PadConvChannels(),
                 relax.transform.ConvertLayout(desired_layouts),
                 relax.transform.Normalize(),
