@@ -83,9 +83,7 @@ def pad_spatial(
     pads = tuple(int(p) for p in (top, left, bottom, right))
     if not any(pads):
         return data, pads
-    padded = pad(
-        data, (0, 0, pads[0], pads[1], 0), (0, 0, pads[2], pads[3], 0), name="data_pad"
-    )
+    padded = pad(data, (0, 0, pads[0], pads[1], 0), (0, 0, pads[2], pads[3], 0), name="data_pad")
     return padded, pads
 
 

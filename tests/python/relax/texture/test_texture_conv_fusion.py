@@ -61,9 +61,9 @@ def test_one_kernel(kind, act):
     assert (kind == "winograd") == ("winograd" in name), name
     # bias and residual are the conv kernel's inputs: nothing else runs on the conv output.
     others = [c for c in tt.texture_call_scopes(lowered) if c.func != name]
-    assert all("layout_transform" in c.func or "weight_transform" in c.func for c in others), (
-        tt.describe_scopes(lowered)
-    )
+    assert all(
+        "layout_transform" in c.func or "weight_transform" in c.func for c in others
+    ), tt.describe_scopes(lowered)
     assert tt.is_texture(convs[0].inputs[0]), tt.describe_scopes(lowered)
 
 

@@ -36,7 +36,12 @@ def _depthwise(channels, size, multiplier=1, kernel=3, stride=1, padding=None, d
         pad = (kernel // 2) * dilation if padding is None else padding
         return nb.emit(
             relax.op.nn.conv2d(
-                x, w, strides=stride, padding=pad, dilation=dilation, groups=channels,
+                x,
+                w,
+                strides=stride,
+                padding=pad,
+                dilation=dilation,
+                groups=channels,
                 out_dtype=nb.dtype,
             )
         )

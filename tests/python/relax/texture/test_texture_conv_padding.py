@@ -33,7 +33,10 @@ import texture_testing as tt
 def _conv(channels, out_channels, size, kernel=3, stride=1, groups=1, bias=False):
     def fn(nb):
         y = nb.conv2d(
-            nb.input((1, channels, size, size)), out_channels, kernel=kernel, stride=stride,
+            nb.input((1, channels, size, size)),
+            out_channels,
+            kernel=kernel,
+            stride=stride,
             groups=groups,
         )
         return nb.bias(y) if bias else y

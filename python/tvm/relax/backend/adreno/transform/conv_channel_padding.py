@@ -138,9 +138,7 @@ class PadConvChannels:  # pylint: disable=too-few-public-methods
         The pass.
     """
 
-    def transform_module(
-        self, mod: tvm.IRModule, _ctx: tvm.transform.PassContext
-    ) -> tvm.IRModule:
+    def transform_module(self, mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
         """Apply the rewrite to every Relax function of ``mod``."""
         padder = _ConvChannelPadder(mod)
         for gvar, func in mod.functions_items():

@@ -45,7 +45,6 @@ import contextvars
 from tvm import relax, topi
 from tvm.topi import adreno as topi_adreno
 
-
 WINOGRAD_MODES = ("auto", "off", "2", "4")
 _WINOGRAD_MODE = contextvars.ContextVar("adreno_conv2d_winograd", default="auto")
 
