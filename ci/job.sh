@@ -24,13 +24,12 @@ for device in ${ADRENO_WS_DEVICES:-portable}; do
         *) status=1 ;;
     esac
 done
-summary
 if [ "$status" -ne 0 ]; then
-    echo "job: FAILED"
-    exit 1
+    verdict="FAILED"
+elif [ "$ran_any" -eq 0 ]; then
+    verdict="FAILED: no texture test ran on any device"
+else
+    verdict="passed"
 fi
-if [ "$ran_any" -eq 0 ]; then
-    echo "job: FAILED: no texture test ran on any device"
-    exit 1
-fi
-echo "job: passed"
+summary "job: $verdict"
+[ "$verdict" = passed ]

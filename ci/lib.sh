@@ -62,7 +62,8 @@ run_texture_suite() {
 
 elapsed() { local s=$(( $(date +%s) - START_TIME )); printf '%dm%02ds' $((s / 60)) $((s % 60)); }
 
-# Closing summary: devices, patches, per-run and total test counts, time.
+# summary VERDICT: devices, patches, time, the verdict, then per-run and total test counts
+# (the totals line, "total: N passed, N failed, N skipped", is the last line printed).
 summary() {
     step "summary"
     echo "OpenCL devices:"
@@ -70,11 +71,12 @@ summary() {
     echo "patches applied ($(grep -cv '^\s*\(#\|$\)' "$REPO/patches/series") in series):"
     grep -v '^\s*\(#\|$\)' "$REPO/patches/series" | sed 's/^/  /'
     echo "time: $(elapsed)"
+    echo "$1"
     echo "tests:"
     local files=("$OUT"/*.xml)
     if [ -e "${files[0]}" ]; then
         ws junit-summary "${files[@]}"
     else
-        echo "0 passed, 0 failed, 0 skipped"
+        echo "total: 0 passed, 0 failed, 0 skipped"
     fi
 }

@@ -15,11 +15,13 @@ suites=(tools/tests)
 step "pytest -n 2 ${suites[*]}"
 rc=0
 run_pytest workspace "${suites[@]}" || rc=$?
-summary
 if [ "$rc" -eq 5 ]; then
     # tools/tests always has tests: collecting none means the suite is broken, not empty.
-    echo "test: FAILED: pytest collected no tests"
-    exit 1
+    verdict="FAILED: pytest collected no tests"
+elif [ "$rc" -ne 0 ]; then
+    verdict="FAILED (pytest exit $rc)"
+else
+    verdict="passed"
 fi
-[ "$rc" -eq 0 ] || { echo "test: FAILED (pytest exit $rc)"; exit 1; }
-echo "test: passed"
+summary "test: $verdict"
+[ "$verdict" = passed ]

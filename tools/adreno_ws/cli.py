@@ -145,7 +145,7 @@ def cmd_junit(args) -> int:
             f"{counts['skipped']} skipped, {counts['errors']} errors"
         )
     print(
-        f"{total['passed']} passed, {total['failed'] + total['errors']} failed, "
+        f"total: {total['passed']} passed, {total['failed'] + total['errors']} failed, "
         f"{total['skipped']} skipped"
     )
     return 0
