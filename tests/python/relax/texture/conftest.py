@@ -61,11 +61,9 @@ def pytest_runtest_setup(item):
     needs_fp16 = item.get_closest_marker("requires_fp16") is not None
     if item.get_closest_marker("requires_opencl") is None and not needs_fp16:
         return
-    info = tt.opencl_device()
-    if not info.available:
-        pytest.skip(f"no OpenCL device: {info.reason}")
-    if needs_fp16 and not info.has_fp16:
-        pytest.skip(f"device {info.label} lacks cl_khr_fp16")
+    reason = tt.device_skip_reason("float16" if needs_fp16 else "float32")
+    if reason is not None:
+        pytest.skip(reason)
 
 
 @pytest.fixture(
@@ -76,13 +74,22 @@ def pytest_runtest_setup(item):
     ]
 )
 def dtype_mode(request):
-    """Dtype modes for tests that run kernels: the float16 ones need cl_khr_fp16."""
+    """Dtype modes for tests that run kernels from the start: the float16 ones carry
+    requires_fp16."""
     return request.param
 
 
 @pytest.fixture(params=list(tt.DTYPE_MODES))
 def compile_dtype_mode(request):
     """Dtype modes for compile-only tests: no device needed, so no fp16 requirement."""
+    return request.param
+
+
+@pytest.fixture(params=list(tt.DTYPE_MODES))
+def any_dtype_mode(request):
+    """Every dtype mode, unmarked, for tests that compile first and then call
+    ``tt.require_device(mode)`` (``tt.check_case`` does): the compile-side checks run
+    everywhere, the kernels only where the device can run the mode."""
     return request.param
 
 

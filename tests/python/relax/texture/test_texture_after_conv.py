@@ -188,11 +188,5 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_compile(case, compile_dtype_mode):
-    tt.check_compile(CASES[case], compile_dtype_mode)
-
-
-@pytest.mark.requires_opencl
-@pytest.mark.parametrize("case", list(CASES))
-def test_numerics(case, dtype_mode, rng):
-    tt.check_numerics(CASES[case].fn, dtype_mode, rng, name=case)
+def test_texture(case, any_dtype_mode, rng):
+    tt.check_case(CASES[case], any_dtype_mode, rng, name=case)

@@ -80,17 +80,18 @@ def _bottleneck(nb, x, width, stride):
 
 
 def _resnet_small(nb):
-    """ResNet-18-like: stem, two stages of two basic blocks (16 and 32 channels)."""
+    """ResNet-18-like: stem, an identity basic block (16 channels), a downsampling one (32)."""
     x = _stem(nb, 16)
-    for channels, stride in ((16, 1), (16, 1), (32, 2), (32, 1)):
+    for channels, stride in ((16, 1), (32, 2)):
         x = _basic_block(nb, x, channels, stride)
     return _classifier(nb, x)
 
 
 def _resnet50_style(nb):
-    """ResNet-50-like: stem, bottleneck stages (width 8 -> 32 channels, width 16 -> 64)."""
+    """ResNet-50-like: stem, two bottleneck blocks with projection shortcuts (width 8 -> 32
+    channels, then width 16 -> 64 with stride 2)."""
     x = _stem(nb, 16)
-    for width, stride in ((8, 1), (8, 1), (16, 2), (16, 1)):
+    for width, stride in ((8, 1), (16, 2)):
         x = _bottleneck(nb, x, width, stride)
     return _classifier(nb, x)
 
@@ -113,24 +114,18 @@ def _inverted_residual(nb, x, out_channels, stride, expand=4):
 def _mobilenet_v2_style(nb):
     """MobileNetV2-like: 3x3 stride-2 stem, inverted residual blocks with depthwise 3x3."""
     x = _relu6(nb, _conv_bn(nb, nb.input(INPUT), 16, kernel=3, stride=2, relu=False))
-    for channels, stride in ((16, 1), (24, 2), (24, 1), (32, 2)):
+    for channels, stride in ((16, 1), (24, 2)):
         x = _inverted_residual(nb, x, channels, stride)
     return _classifier(nb, _relu6(nb, _conv_bn(nb, x, 64, kernel=1, relu=False)))
 
 
 CASES = {
-    "resnet_small": tt.Case(_resnet_small, convs=8, conv_output_texture=True),
-    "resnet50_style": tt.Case(_resnet50_style, convs=12, conv_output_texture=True),
-    "mobilenet_v2_style": tt.Case(_mobilenet_v2_style, convs=8, conv_output_texture=True),
+    "resnet_small": tt.Case(_resnet_small, convs=5, conv_output_texture=True),
+    "resnet50_style": tt.Case(_resnet50_style, convs=7, conv_output_texture=True),
+    "mobilenet_v2_style": tt.Case(_mobilenet_v2_style, convs=6, conv_output_texture=True),
 }
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_compile(case, compile_dtype_mode):
-    tt.check_compile(CASES[case], compile_dtype_mode)
-
-
-@pytest.mark.requires_opencl
-@pytest.mark.parametrize("case", list(CASES))
-def test_numerics(case, dtype_mode, rng):
-    tt.check_numerics(CASES[case].fn, dtype_mode, rng, name=case)
+def test_texture(case, any_dtype_mode, rng):
+    tt.check_case(CASES[case], any_dtype_mode, rng, name=case)

@@ -243,6 +243,27 @@ def tvm_device():
     return tvm.opencl(0)
 
 
+def device_skip_reason(dtype_mode: str = "float32") -> Optional[str]:
+    """Why kernels of ``dtype_mode`` cannot run here (None: they can).  The reasons are the
+    suite's skip messages: "no OpenCL device: ..." and "device X lacks cl_khr_fp16"."""
+    info = opencl_device()
+    if not info.available:
+        return f"no OpenCL device: {info.reason}"
+    if dtype_mode != "float32" and not info.has_fp16:
+        return f"device {info.label} lacks cl_khr_fp16"
+    return None
+
+
+def require_device(dtype_mode: str = "float32", done: str = "") -> None:
+    """Skip the rest of a test, with the reason, when the device cannot run ``dtype_mode``.
+    ``done`` says what the test already checked (e.g. the compile-side assertions)."""
+    reason = device_skip_reason(dtype_mode)
+    if reason is not None:
+        import pytest  # pylint: disable=import-outside-toplevel
+
+        pytest.skip(f"{reason}{f' ({done})' if done else ''}")
+
+
 # ----------------------------------------------------------------------------------------
 # Building
 # ----------------------------------------------------------------------------------------
@@ -352,6 +373,53 @@ def build_texture(mod: tvm.IRModule):
     if build_mode().plain:
         return tvm.compile(mod, target=target)
     return tvm.compile(mod, target=target, tir_pipeline=_WORKAROUND_TIR_PIPELINE)
+
+
+def _has_call_tir(mod: tvm.IRModule) -> bool:
+    call_tir = tvm.ir.Op.get("relax.call_tir")
+    found = []
+
+    def _visit(expr):
+        if not found and isinstance(expr, relax.Call) and expr.op.same_as(call_tir):
+            found.append(expr)
+
+    for _, func in mod.functions_items():
+        if isinstance(func, relax.Function):
+            relax.analysis.post_order_visit(func, _visit)
+            if found:
+                return True
+    return False
+
+
+@tvm.instrument.pass_instrument
+class _LastCallTirModule:
+    """Keeps the module after the last Relax pass that still shows ``call_tir``: the state
+    after legalization, fusion and scope annotation, before the VM lowering erases the
+    per-call scopes.  Only module-level passes over Relax functions are looked at."""
+
+    def __init__(self):
+        self.mod = None
+
+    def run_after_pass(self, mod, info):  # pylint: disable=unused-argument
+        if any(isinstance(f, relax.Function) for _, f in mod.functions_items()) and _has_call_tir(mod):
+            self.mod = mod
+
+
+def build_texture_with_scopes(mod: tvm.IRModule):
+    """``build_texture`` that also returns the module as the pipeline had it before VM
+    lowering (the one the scope helpers read), taken from inside the same compilation."""
+    snap = _LastCallTirModule()
+    current = tvm.transform.PassContext.current()
+    with tvm.transform.PassContext(
+        opt_level=current.opt_level,
+        required_pass=list(current.required_pass),
+        disabled_pass=list(current.disabled_pass),
+        config=dict(current.config),
+        instruments=list(current.instruments) + [snap],
+    ):
+        ex = build_texture(mod)
+    assert snap.mod is not None, "the texture pipeline never produced call_tir"
+    return snap.mod, ex
 
 
 def build_llvm(mod: tvm.IRModule):
@@ -687,6 +755,10 @@ def _to_numpy(value) -> List[np.ndarray]:
 
 
 def run_vm(ex, dev, inputs: Sequence[np.ndarray]) -> List[np.ndarray]:
+    """Run ``main`` the way a user does: ``relax.VirtualMachine(ex, dev)``.
+
+    (The unfixed base needs one device per VDevice of the lowered module, because its texture
+    allocations name a VDevice index; the suite does not work around that.)"""
     vm = relax.VirtualMachine(ex, dev)
     args = [tvm.runtime.tensor(a, dev) for a in inputs]
     return _to_numpy(vm["main"](*args))
@@ -750,17 +822,6 @@ def assert_close(actual, desired, dtype_mode: str, context: str = "") -> None:
         )
 
 
-def check_numerics(fn, dtype_mode: str, rng: np.random.Generator, name: str = "") -> None:
-    """Build ``fn`` for the texture target, run it on the OpenCL device with fresh random
-    inputs, and compare with the float32 LLVM reference."""
-    mod = build_network(fn, dtype_mode)
-    ex = build_texture(mod)
-    inputs = random_inputs(mod, rng)
-    actual = run_vm(ex, tvm_device(), inputs)
-    desired = reference(fn, inputs)
-    assert_close(actual, desired, dtype_mode, context=f"{name} on {opencl_device().label}")
-
-
 @dataclasses.dataclass(frozen=True)
 class Case:
     """One test network and what its texture build must show.
@@ -778,16 +839,43 @@ class Case:
 
 
 def check_compile(case: Case, dtype_mode: str):
-    """Compile-side checks (no device): scopes after legalization, images in the OpenCL."""
+    """Compile-side checks (no device): scopes after legalization, images in the OpenCL.
+    Returns (lowered module, executable)."""
+    return _check_compile(case, dtype_mode)[1:]
+
+
+def _check_compile(case: Case, dtype_mode: str):
     mod = build_network(case.fn, dtype_mode)
-    lowered = lower_to_scopes(mod)
+    lowered, ex = build_texture_with_scopes(mod)
     if case.convs:
         assert_conv2d_uses_texture(lowered, min_convs=case.convs)
     if case.conv_output_texture:
         assert_conv2d_output_texture(lowered)
-    ex = build_texture(mod)
     if case.convs:
         assert_kernels_use_images(ex)
     else:
         assert_images_used_as_images(ex)
-    return lowered, ex
+    return mod, lowered, ex
+
+
+def check_case(case: Case, dtype_mode: str, rng: np.random.Generator, name: str = "") -> None:
+    """The whole check of one case: compile side, then (when the device can run the dtype
+    mode) numerics on fresh random inputs against the float32 LLVM reference.  Without a
+    suitable device the test is skipped after the compile-side checks, with the reason."""
+    mod, lowered, ex = _check_compile(case, dtype_mode)
+    require_device(dtype_mode, done="compile-side checks passed")
+    inputs = random_inputs(mod, rng)
+    actual = run_vm(ex, tvm_device(), inputs)
+    desired = reference(case.fn, inputs)
+    assert_close(actual, desired, dtype_mode, context=f"{name} on {opencl_device().label}")
+
+
+def check_numerics(fn, dtype_mode: str, rng: np.random.Generator, name: str = "") -> None:
+    """Numerics only: build ``fn`` for the texture target, run it on the OpenCL device with
+    fresh random inputs, compare with the float32 LLVM reference."""
+    mod = build_network(fn, dtype_mode)
+    ex = build_texture(mod)
+    inputs = random_inputs(mod, rng)
+    actual = run_vm(ex, tvm_device(), inputs)
+    desired = reference(fn, inputs)
+    assert_close(actual, desired, dtype_mode, context=f"{name} on {opencl_device().label}")
