@@ -44,6 +44,22 @@ def _is_buffer(ty) -> bool:
     return vdev is None or str(vdev.memory_scope) in ("", "global")
 
 
+def _same_element_count(in_ty, out_ty) -> bool:
+    """Whether both static shapes hold the same number of elements (unknown counts as no)."""
+    counts = []
+    for ty in (in_ty, out_ty):
+        shape = ty.shape
+        if shape is None or not isinstance(shape, relax.ShapeExpr):
+            return False
+        count = 1
+        for dim in shape.values:
+            if not isinstance(dim, tvm.tirx.IntImm):
+                return False
+            count *= int(dim.value)
+        counts.append(count)
+    return counts[0] == counts[1]
+
+
 @relax.expr_functor.mutator
 class _ReshapeRewriter(relax.PyExprMutator):
     """Replace call_tir of buffer-to-buffer reshape PrimFuncs by R.reshape."""
@@ -74,6 +90,9 @@ class _ReshapeRewriter(relax.PyExprMutator):
         if not (_is_buffer(fields[0].ty) and _is_buffer(out_ty)):
             return call
         if out_ty.shape is None or not self._reshape_func(call.args[0]):
+            return call
+        if not _same_element_count(fields[0].ty, out_ty):
+            # A slice that drops trailing channels also matches the reshape pattern.
             return call
         return relax.op.reshape(fields[0], out_ty.shape)
 
