@@ -1,0 +1,248 @@
+# Licensed to the Apache Software Foundation (ASF) under one
+# or more contributor license agreements.  See the NOTICE file
+# distributed with this work for additional information
+# regarding copyright ownership.  The ASF licenses this file
+# to you under the Apache License, Version 2.0 (the
+# "License"); you may not use this file except in compliance
+# with the License.  You may obtain a copy of the License at
+#
+#   http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing,
+# software distributed under the License is distributed on an
+# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+# KIND, either express or implied.  See the License for the
+# specific language governing permissions and limitations
+# under the License.
+"""Compile benchmark models for one configuration and export them (host side, needs the compiler).
+
+Started by ``bench/run.py build`` once per configuration, in the Python environment of that
+configuration (the patched stack for ``a``; the pristine base on PYTHONPATH for ``b`` and ``c``):
+
+  a    qcom/adreno-opencl-texture, patched pipeline (plain tvm.compile)
+  b    qcom/adreno-opencl-texture, unpatched base (Adreno TIR pipeline passed by name: the base
+       registers it as a single Pass, which tvm.compile cannot use)
+  c    opencl (generic GPU pipeline, dlight rules, buffers)
+  ref  llvm: runs here, writes the reference output samples instead of a library
+
+Weights are parameters; ``main`` gets ``num_input = 1`` and the compile runs the target's own
+Relax pipeline with ``LiftTransformParams`` between legalization and dataflow lowering, so
+weight re-layouts (OIHW -> OIHW4o, into textures; the dense transpose) move into
+``main_transform_params``, run once at load, as a deployment with bound weights would fold
+them.  If lifting fails, the model is compiled without it and the meta says so.
+
+Writes <out>/lib/<model>__<config>.so and <out>/meta/<model>__<config>.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import sys
+import time
+import traceback
+
+import numpy as np
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import inputs as bench_inputs  # noqa: E402  pylint: disable=wrong-import-position
+
+import tvm  # noqa: E402  pylint: disable=wrong-import-position
+from tvm import relax  # noqa: E402  pylint: disable=wrong-import-position
+
+import models  # noqa: E402  pylint: disable=wrong-import-position
+
+SEED = 20261130
+WORKAROUND = "bench-adreno-base-tir"
+
+
+def _one_line(err: BaseException) -> str:
+    lines = [l.strip() for l in str(err).strip().splitlines() if l.strip()]
+    tail = lines[-1] if lines else ""
+    return f"{type(err).__name__}: {tail}"[:300]
+
+
+def _register_workaround():
+    """On the base the Adreno TIR pipeline is a single Pass; tvm.compile wants a factory
+    returning (pipeline, host finalize, device finalize)."""
+    import tvm.s_tir.backend.adreno  # noqa: F401  pylint: disable=import-outside-toplevel
+    from tvm.s_tir import pipeline as s_tir_pipeline  # pylint: disable=import-outside-toplevel
+    from tvm.tirx import compilation_pipeline  # pylint: disable=import-outside-toplevel
+
+    factory = compilation_pipeline.PIPELINE_MAP["adreno"]
+
+    def _factory(**kwargs):
+        result = factory(**kwargs)
+        if isinstance(result, tuple):
+            return result
+        return result, s_tir_pipeline.finalize_host_passes, s_tir_pipeline.finalize_device_passes
+
+    compilation_pipeline.register_tir_pipeline(WORKAROUND, _factory)
+
+
+def target_of(config: str) -> tvm.target.Target:
+    if config in ("a", "b"):
+        return tvm.target.Target("qcom/adreno-opencl-texture", host="llvm")
+    if config == "c":
+        return tvm.target.Target("opencl", host="llvm")
+    return tvm.target.Target("llvm")
+
+
+def lifted_pipeline(target):
+    """The target's default Relax pipeline with LiftTransformParams after legalization."""
+
+    @tvm.transform.module_pass(opt_level=0)
+    def _pipeline(mod, _ctx):
+        with target:
+            seq = tvm.transform.Sequential(
+                relax.pipeline.library_dispatch_passes(target)
+                + relax.pipeline.legalize_passes(target)
+                + [relax.transform.LiftTransformParams(), relax.transform.DeadCodeElimination()]
+                + relax.pipeline.dataflow_lower_passes(target)
+                + relax.pipeline.finalize_passes(target)
+            )
+            return seq(mod)
+
+    return _pipeline
+
+
+def vdevice_count(mod, target) -> int:
+    """Virtual devices after the target's legalization (the texture pipeline adds one per
+    memory scope; the VM needs one physical device for each)."""
+    with target:
+        lowered = tvm.transform.Sequential(
+            relax.pipeline.library_dispatch_passes(target) + relax.pipeline.legalize_passes(target)
+        )(mod)
+    return max(1, len(lowered.global_infos.get("vdevice", [])))
+
+
+def compile_one(mod, config: str, lift: bool):
+    target = target_of(config)
+    kwargs = {}
+    if config == "b":
+        kwargs["tir_pipeline"] = WORKAROUND
+    if lift:
+        kwargs["relax_pipeline"] = lifted_pipeline(target)
+    return tvm.compile(mod, target=target, **kwargs)
+
+
+def build(model: str, config: str, out: pathlib.Path, tiny: bool) -> dict:
+    meta = dict(model=model, config=config, ok=False, error="")
+    try:
+        mod, info, fixed = models.get(model, tiny=tiny)
+    except Exception as err:  # pylint: disable=broad-except
+        meta["error"] = "model: " + _one_line(err)
+        return meta
+    meta.update(params=info["params"], gflop=info["gflop"], bytes=info.get("bytes", 0),
+                layer=info.get("layer"), source=info.get("source", "relax"), seed=SEED)
+    mod["main"] = mod["main"].with_attr("num_input", 1)
+    stem = f"{model.replace(':', '_').replace(',', '-')}__{config}"
+    meta["stem"] = stem
+    if fixed:
+        np.savez(out / "weights" / f"{info['name']}.npz", **fixed)
+        meta["weights_file"] = f"{info['name']}.npz"
+    if config == "ref":
+        return reference(mod, meta, fixed, out)
+    target = target_of(config)
+    start = time.perf_counter()
+    ex, lifted, lift_error = None, True, ""
+    try:
+        ex = compile_one(mod, config, lift=True)
+    except Exception as err:  # pylint: disable=broad-except
+        lift_error = _one_line(err)
+        lifted = False
+    if ex is None:
+        try:
+            start = time.perf_counter()
+            ex = compile_one(mod, config, lift=False)
+        except Exception as err:  # pylint: disable=broad-except
+            meta["error"] = "compile: " + _one_line(err)
+            meta["compile_s"] = time.perf_counter() - start
+            return meta
+    meta["compile_s"] = time.perf_counter() - start
+    meta["lifted"] = lifted
+    meta["lift_error"] = lift_error
+    try:
+        meta["vdevices"] = vdevice_count(mod, target) if config in ("a", "b") else 1
+    except Exception as err:  # pylint: disable=broad-except
+        meta["vdevices"] = 1
+        meta["vdevice_error"] = _one_line(err)
+    try:
+        path = out / "lib" / f"{stem}.so"
+        ex.export_library(str(path))
+        meta["lib"] = path.name
+        meta["lib_bytes"] = path.stat().st_size
+        src = "".join(m.inspect_source() for m in _opencl_modules(ex.mod))
+        meta["kernels"] = src.count("__kernel void")
+        meta["image_kernels"] = src.count("image2d_array_t")
+        meta["ok"] = True
+    except Exception as err:  # pylint: disable=broad-except
+        meta["error"] = "export: " + _one_line(err)
+    return meta
+
+
+def _opencl_modules(module):
+    found = []
+    for imported in module.imports:
+        if imported.kind == "opencl":
+            found.append(imported)
+        found.extend(_opencl_modules(imported))
+    return found
+
+
+def reference(mod, meta, fixed, out: pathlib.Path) -> dict:
+    """LLVM CPU run with the generated inputs; saves strided output samples + checksums."""
+    start = time.perf_counter()
+    try:
+        ex = tvm.compile(mod, target=tvm.target.Target("llvm"))
+        meta["compile_s"] = time.perf_counter() - start
+        data = bench_inputs.make_inputs(meta["params"], SEED, fixed)
+        meta["input_checksum"] = bench_inputs.checksum(data)
+        vm = relax.VirtualMachine(ex, tvm.cpu())
+        t = time.perf_counter()
+        result = vm["main"](*[tvm.runtime.tensor(a) for a in data])
+        meta["run_s"] = time.perf_counter() - t
+        outs = result if isinstance(result, (list, tuple)) or type(result).__name__ == "Array" else [result]
+        arrays = {}
+        for i, o in enumerate(outs):
+            full = o.numpy()
+            arrays[f"out{i}"] = bench_inputs.sample(full)
+            arrays[f"scale{i}"] = np.array(float(np.max(np.abs(full))))
+        np.savez(out / "refs" / f"{meta['stem']}.npz", **arrays)
+        meta["ref"] = f"{meta['stem']}.npz"
+        meta["ok"] = True
+    except Exception as err:  # pylint: disable=broad-except
+        meta["error"] = "reference: " + _one_line(err)
+        traceback.print_exc()
+    return meta
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", required=True, choices=["a", "b", "c", "ref"])
+    parser.add_argument("--models", required=True, help="comma-separated; layer:cin,cout,k,s,g,hw")
+    parser.add_argument("--out", type=pathlib.Path, required=True)
+    parser.add_argument("--tiny", action="store_true")
+    args = parser.parse_args()
+    for sub in ("lib", "meta", "refs", "weights"):
+        (args.out / sub).mkdir(parents=True, exist_ok=True)
+    if args.config == "b":
+        _register_workaround()
+    names = [m for m in args.models.split(";") if m]
+    for name in names:
+        t = time.perf_counter()
+        meta = build(name, args.config, args.out, args.tiny)
+        meta["tvm_file"] = tvm.__file__
+        (args.out / "meta" / f"{meta.get('stem', name)}.json").write_text(json.dumps(meta, indent=1))
+        status = "ok" if meta["ok"] else meta["error"]
+        print(f"[build {args.config}] {name}: {time.perf_counter() - t:.1f} s "
+              f"{'(lifted) ' if meta.get('lifted') else ''}{status}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

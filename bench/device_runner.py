@@ -1,0 +1,561 @@
+# Licensed to the Apache Software Foundation (ASF) under one
+# or more contributor license agreements.  See the NOTICE file
+# distributed with this work for additional information
+# regarding copyright ownership.  The ASF licenses this file
+# to you under the Apache License, Version 2.0 (the
+# "License"); you may not use this file except in compliance
+# with the License.  You may obtain a copy of the License at
+#
+#   http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing,
+# software distributed under the License is distributed on an
+# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+# KIND, either express or implied.  See the License for the
+# specific language governing permissions and limitations
+# under the License.
+"""Device side of the benchmark: runs from a bundle with the TVM runtime only (no compiler).
+
+    TVM_USE_RUNTIME_LIB=1 python bench/device_runner.py --bundle DIR --out OUTDIR \
+        [--tasks ceilings,models,profile,startup,checks] [--rpc] [--repeat 50]
+
+Every model/config row is measured independently: an error is recorded in the CSV and the run
+goes on.  Writes OUTDIR/results.csv, OUTDIR/profile.csv, OUTDIR/checks.csv, OUTDIR/env.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import ctypes
+import datetime
+import glob
+import json
+import math
+import os
+import pathlib
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+import numpy as np
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import inputs as bench_inputs  # noqa: E402  pylint: disable=wrong-import-position
+
+FIELDS = [
+    "date", "device", "driver", "platform", "git_commit", "kind", "model", "config", "dtype",
+    "status", "error", "gflop", "mbytes", "median_ms", "p90_ms", "min_ms", "e2e_median_ms",
+    "e2e_p90_ms", "repeats", "gflops", "pct_peak", "gbs", "pct_bw", "max_abs_err", "rel_err",
+    "correct", "compile_s", "lifted", "vdevices", "notes",
+]
+CONFIG_NAMES = {"a": "texture (patched)", "b": "texture (base)", "c": "generic OpenCL"}
+REL_TOL = 1e-3  # |err| / max|ref| above this is wrong for float32
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def one_line(err: BaseException) -> str:
+    lines = [l.strip() for l in str(err).strip().splitlines() if l.strip()]
+    return f"{type(err).__name__}: {lines[-1] if lines else ''}"[:300]
+
+
+def load_tvm():
+    import tvm  # pylint: disable=import-outside-toplevel
+
+    if not tvm.runtime.enabled("opencl"):
+        path = os.path.join(os.path.dirname(tvm.__file__), "lib", "libtvm_runtime_opencl.so")
+        ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+    return tvm
+
+
+class Session:
+    """Local device or a remote one over TVM RPC (tracker from TVM_TRACKER_HOST/PORT/KEY)."""
+
+    def __init__(self, tvm, rpc: bool):
+        self.tvm = tvm
+        self.remote = None
+        if rpc:
+            from tvm import rpc as tvm_rpc  # pylint: disable=import-outside-toplevel
+
+            tracker = tvm_rpc.connect_tracker(os.environ["TVM_TRACKER_HOST"],
+                                              int(os.environ.get("TVM_TRACKER_PORT", "9190")))
+            self.remote = tracker.request(os.environ.get("TVM_TRACKER_KEY", "android"),
+                                          priority=0, session_timeout=3600)
+            self.dev = self.remote.cl(0)
+        else:
+            self.dev = tvm.opencl(0)
+
+    def load(self, path: str):
+        if self.remote is None:
+            return self.tvm.runtime.load_module(path)
+        self.remote.upload(path)
+        return self.remote.load_module(os.path.basename(path))
+
+    def tensor(self, array):
+        return self.tvm.runtime.tensor(array, self.dev)
+
+
+def percentile(values, q):
+    vals = sorted(values)
+    if not vals:
+        return float("nan")
+    k = (len(vals) - 1) * q
+    lo, hi = math.floor(k), math.ceil(k)
+    return vals[lo] + (vals[hi] - vals[lo]) * (k - lo)
+
+
+def outputs_of(result):
+    if isinstance(result, (list, tuple)) or type(result).__name__ == "Array":
+        return [a for r in result for a in outputs_of(r)]
+    return [result]
+
+
+class ModelRun:
+    """One exported model: VM, device inputs (weights transformed once), run helpers."""
+
+    def __init__(self, sess: Session, bundle: pathlib.Path, meta: dict, data):
+        from tvm.runtime.vm import VirtualMachine  # pylint: disable=import-outside-toplevel
+
+        self.sess, self.meta = sess, meta
+        self.lib = sess.load(str(bundle / "lib" / meta["lib"]))
+        devs = [sess.dev] * int(meta.get("vdevices", 1))
+        self.vm = VirtualMachine(self.lib, devs)
+        self.x_host = data[0]
+        dev_data = [sess.tensor(a) for a in data]
+        self.weights = dev_data[1:]
+        if meta.get("lifted"):
+            self.weights = list(outputs_of(self.vm["main_transform_params"](dev_data[1:])))
+        self.x = dev_data[0]
+
+    def run(self, x=None):
+        return outputs_of(self.vm["main"](self.x if x is None else x, *self.weights))
+
+    def e2e(self):
+        """Upload the image, run, read every output back."""
+        x = self.sess.tensor(self.x_host)
+        return [o.numpy() for o in self.run(x)]
+
+
+def correctness(outs, ref_path: pathlib.Path):
+    ref = np.load(ref_path)
+    worst_abs, worst_rel = 0.0, 0.0
+    for i, out in enumerate(outs):
+        got = bench_inputs.sample(np.asarray(out, dtype=np.float32))
+        want = ref[f"out{i}"]
+        if got.shape != want.shape:
+            raise ValueError(f"output {i}: sample shape {got.shape} != reference {want.shape}")
+        err = np.abs(got.astype(np.float64) - want.astype(np.float64))
+        err = np.where(np.isnan(err), np.inf, err)
+        scale = max(float(ref[f"scale{i}"]), 1e-30)
+        worst_abs = max(worst_abs, float(err.max()))
+        worst_rel = max(worst_rel, float(err.max()) / scale)
+    return worst_abs, worst_rel
+
+
+def measure_model(sess, bundle, meta, ceil, args, ref_meta):
+    row = dict(kind="layer" if meta["model"].startswith("layer:") else "network",
+               model=meta["model"], config=meta["config"], dtype="float32",
+               gflop=round(meta.get("gflop", 0), 4), mbytes=round(meta.get("bytes", 0) / 1e6, 3),
+               compile_s=round(meta.get("compile_s", 0), 2), lifted=meta.get("lifted", ""),
+               vdevices=meta.get("vdevices", ""))
+    if not meta.get("ok"):
+        row.update(status="compile_error", error=meta.get("error", ""))
+        return row, None
+    fixed = {}
+    if meta.get("weights_file"):
+        fixed = dict(np.load(bundle / "weights" / meta["weights_file"]))
+    data = bench_inputs.make_inputs(meta["params"], meta["seed"], fixed)
+    notes = []
+    if ref_meta and abs(bench_inputs.checksum(data) - ref_meta["input_checksum"]) > 1e-6 * max(1, abs(ref_meta["input_checksum"])):
+        notes.append("inputs differ from the reference's (numpy stream changed)")
+    try:
+        mr = ModelRun(sess, bundle, meta, data)
+        outs = [o.numpy() for o in mr.run()]
+    except Exception as err:  # pylint: disable=broad-except
+        row.update(status="run_error", error=one_line(err))
+        return row, None
+    if ref_meta and ref_meta.get("ok"):
+        try:
+            abs_err, rel_err = correctness(outs, bundle / "refs" / ref_meta["ref"])
+            row.update(max_abs_err=f"{abs_err:.3g}", rel_err=f"{rel_err:.3g}",
+                       correct="yes" if rel_err <= REL_TOL and not notes else "NO")
+        except Exception as err:  # pylint: disable=broad-except
+            notes.append("compare: " + one_line(err))
+    dev = sess.dev
+    try:
+        for _ in range(3):
+            mr.run()
+        dev.sync()
+        # Device-timer samples (runtime.timer.opencl): `number` calls per sample.
+        mr.vm.set_input("main", mr.x, *mr.weights)
+        probe = mr.vm.time_evaluator("invoke_stateful", dev, number=1, repeat=3)("main").mean
+        number = max(1, min(100, int(2e-3 / max(probe, 1e-6))))
+        repeat = args.repeat
+        res = mr.vm.time_evaluator("invoke_stateful", dev, number=number, repeat=repeat)("main")
+        samples = [t * 1e3 for t in res.results]
+        e2e = []
+        for _ in range(max(10, repeat // 2)):
+            t = time.perf_counter()
+            mr.e2e()
+            e2e.append((time.perf_counter() - t) * 1e3)
+    except Exception as err:  # pylint: disable=broad-except
+        row.update(status="run_error", error="timing: " + one_line(err))
+        return row, mr
+    med = statistics.median(samples)
+    row.update(status="ok", median_ms=f"{med:.4f}", p90_ms=f"{percentile(samples, 0.9):.4f}",
+               min_ms=f"{min(samples):.4f}", e2e_median_ms=f"{statistics.median(e2e):.4f}",
+               e2e_p90_ms=f"{percentile(e2e, 0.9):.4f}", repeats=f"{repeat}x{number}",
+               notes="; ".join(notes))
+    gflops = meta.get("gflop", 0) / (med * 1e-3)
+    row["gflops"] = f"{gflops:.1f}"
+    if ceil.get("peak_gflops"):
+        row["pct_peak"] = f"{100 * gflops / ceil['peak_gflops']:.2f}"
+    if meta.get("bytes"):
+        gbs = meta["bytes"] / (med * 1e-3) / 1e9
+        row["gbs"] = f"{gbs:.1f}"
+        if ceil.get("bandwidth_gbs"):
+            row["pct_bw"] = f"{100 * gbs / ceil['bandwidth_gbs']:.2f}"
+    return row, mr
+
+
+def profile_model(mr, runs: int = 5):
+    """Per-kernel wall time with a device sync around every VM call (instrument)."""
+    dev = mr.sess.dev
+    totals, counts, start = {}, {}, [0.0]
+
+    def instrument(func, func_symbol, before_run, ret_value, *args):  # pylint: disable=unused-argument
+        dev.sync()
+        if before_run:
+            start[0] = time.perf_counter()
+        else:
+            dt = time.perf_counter() - start[0]
+            totals[func_symbol] = totals.get(func_symbol, 0.0) + dt
+            counts[func_symbol] = counts.get(func_symbol, 0) + 1
+        return 0
+
+    mr.vm.set_instrument(instrument)
+    mr.run()
+    totals.clear()
+    counts.clear()
+    for _ in range(runs):
+        mr.run()
+    # The VM keeps the instrument: profile a model only after its timings are taken.
+    return sorted(((k, v * 1e3 / runs, counts[k] // runs) for k, v in totals.items()
+                   if not k.startswith("vm.builtin.")), key=lambda r: -r[1])
+
+
+STARTUP_CHILD = r"""
+import ctypes, json, os, sys, time
+t0 = time.perf_counter()
+import numpy as np
+sys.path.insert(0, sys.argv[3])
+import tvm
+if not tvm.runtime.enabled("opencl"):
+    ctypes.CDLL(os.path.join(os.path.dirname(tvm.__file__), "lib", "libtvm_runtime_opencl.so"), mode=ctypes.RTLD_GLOBAL)
+from tvm.runtime.vm import VirtualMachine
+import inputs as bench_inputs
+meta = json.load(open(sys.argv[2]))
+data = bench_inputs.make_inputs(meta["params"], meta["seed"])
+t1 = time.perf_counter()
+lib = tvm.runtime.load_module(sys.argv[1])
+dev = tvm.opencl(0)
+vm = VirtualMachine(lib, [dev] * int(meta.get("vdevices", 1)))
+dd = [tvm.runtime.tensor(a, dev) for a in data]
+w = dd[1:]
+if meta.get("lifted"):
+    w = list(vm["main_transform_params"](w))
+out = vm["main"](dd[0], *w)
+out = out.numpy() if hasattr(out, "numpy") else out[0].numpy()
+t2 = time.perf_counter()
+vm["main"](dd[0], *w)
+dev.sync()
+t3 = time.perf_counter()
+stats = tvm.get_global_func("runtime.opencl.program_cache_stats")()
+print("RESULT " + json.dumps({"import_s": t1 - t0, "first_result_s": t2 - t1, "second_run_s": t3 - t2,
+      "checksum": float(np.sum(out)), "stats": {k: int(v) for k, v in stats.items()}}))
+"""
+
+
+def startup(bundle, meta, repeat, workdir):
+    """Fresh processes: cold (empty TVM program cache, empty driver cache), warm (TVM cache
+    filled, driver cache still empty: what a phone sees), driver-warm (both filled)."""
+    lib = str(bundle / "lib" / meta["lib"])
+    meta_path = str(bundle / "meta" / (meta["stem"] + ".json"))
+    results = {"cold": [], "warm": [], "driver_warm": []}
+    for i in range(repeat):
+        tvm_cache = pathlib.Path(workdir) / f"tvmcache-{meta['stem']}-{i}"
+        shutil.rmtree(tvm_cache, ignore_errors=True)
+        driver_cache = pathlib.Path(workdir) / f"drvcache-{meta['stem']}-{i}"
+        for mode in ("cold", "warm", "driver_warm"):
+            if mode != "driver_warm":
+                shutil.rmtree(driver_cache, ignore_errors=True)
+            with tempfile.TemporaryDirectory(prefix="pocl-") as pocl:
+                pocl_dir = pocl if mode != "driver_warm" else str(driver_cache) + "-pocl"
+                env = dict(os.environ, TVM_OPENCL_CACHE_DIR=str(tvm_cache), TVM_USE_RUNTIME_LIB="1",
+                           CUDA_CACHE_PATH=str(driver_cache), POCL_CACHE_DIR=pocl_dir)
+                t = time.perf_counter()
+                proc = subprocess.run([sys.executable, "-c", STARTUP_CHILD, lib, meta_path, str(HERE)],
+                                      env=env, capture_output=True, text=True, check=False)
+                total = time.perf_counter() - t
+            if proc.returncode != 0:
+                raise RuntimeError(f"startup child failed: {proc.stderr.strip().splitlines()[-1:]}")
+            line = [l for l in proc.stdout.splitlines() if l.startswith("RESULT ")][-1]
+            r = json.loads(line[len("RESULT "):])
+            r["process_s"] = total
+            results[mode].append(r)
+    return results
+
+
+def checks(sess, bundle, metas, refs, workdir):
+    """Runtime checks without the compiler: image round trips per scope, copies, a texture conv
+    vs the CPU reference, export/load, precompiled programs, program cache cold/warm."""
+    tvm = sess.tvm
+    dev = sess.dev
+    rows = []
+
+    def check(name, fn):
+        try:
+            detail = fn() or ""
+            rows.append(dict(check=name, result="pass", detail=detail))
+        except Exception as err:  # pylint: disable=broad-except
+            rows.append(dict(check=name, result="FAIL", detail=one_line(err)))
+
+    scopes = ["global", "global.texture", "global.texture-nhwc", "global.texture-weight"]
+    for scope in scopes:
+        for dtype in ("float32", "float16"):
+            big = (64, 16, 3, 3, 4) if scope.endswith("weight") else (1, 16, 56, 56, 4)
+            for shape in [(1, 2, 3, 5, 4), (2, 7, 4), (3, 1, 13, 4), big]:
+                def _rt(scope=scope, dtype=dtype, shape=shape):
+                    data = (np.arange(np.prod(shape)) % 251).astype(dtype).reshape(shape)
+                    t = tvm.runtime.empty(shape, dtype, dev, mem_scope=scope)
+                    t.copyfrom(data)
+                    np.testing.assert_array_equal(t.numpy(), data)
+                check(f"round_trip {scope} {dtype} {'x'.join(map(str, shape))}", _rt)
+
+    def _copies():
+        shape = (1, 2, 3, 5, 4)
+        data = np.random.default_rng(1).random(shape, dtype="float32")
+        buf = tvm.runtime.tensor(data, dev)
+        a = tvm.runtime.empty(shape, "float32", dev, mem_scope="global.texture")
+        b = tvm.runtime.empty(shape, "float32", dev, mem_scope="global.texture")
+        c = tvm.runtime.empty(shape, "float32", dev, mem_scope="global.texture-nhwc")
+        out = tvm.runtime.empty(shape, "float32", dev)
+        buf.copyto(a)
+        a.copyto(b)
+        b.copyto(c)
+        c.copyto(out)
+        np.testing.assert_array_equal(out.numpy(), data)
+    check("copies buffer->image->image->image(other geometry)->buffer", _copies)
+
+    # Texture modules (config a) vs the LLVM reference: every layer and network that ran.
+    for meta in metas:
+        if meta["config"] != "a" or not meta.get("ok"):
+            continue
+        ref = refs.get(meta["model"])
+        if not ref or not ref.get("ok"):
+            continue
+
+        def _conv(meta=meta, ref=ref):
+            data = bench_inputs.make_inputs(meta["params"], meta["seed"], _fixed(bundle, meta))
+            mr = ModelRun(sess, bundle, meta, data)
+            abs_err, rel_err = correctness([o.numpy() for o in mr.run()], bundle / "refs" / ref["ref"])
+            assert rel_err <= REL_TOL, f"max |err| {abs_err:.3g} ({rel_err:.3g} of the output scale)"
+            return f"max |err| {abs_err:.3g}"
+        check(f"texture module vs CPU reference: {meta['model']}", _conv)
+
+    def _precompiled():
+        meta = next(m for m in metas if m["config"] == "a" and m.get("ok") and m["model"].startswith("layer:"))
+        data = bench_inputs.make_inputs(meta["params"], meta["seed"])
+        first = ModelRun(sess, bundle, meta, data)
+        out1 = first.run()[0].numpy()
+        blob = _opencl_module(first.lib).get_function("opencl.GetPreCompiledPrograms")()
+        second_lib = sess.load(str(bundle / "lib" / meta["lib"]))
+        _opencl_module(second_lib).get_function("opencl.SetPreCompiledPrograms")(blob)
+        from tvm.runtime.vm import VirtualMachine  # pylint: disable=import-outside-toplevel
+
+        vm = VirtualMachine(second_lib, [dev] * int(meta.get("vdevices", 1)))
+        w = [tvm.runtime.tensor(a, dev) for a in data[1:]]
+        if meta.get("lifted"):
+            w = list(outputs_of(vm["main_transform_params"](w)))
+        out2 = outputs_of(vm["main"](tvm.runtime.tensor(data[0], dev), *w))[0].numpy()
+        np.testing.assert_allclose(out2, out1, rtol=1e-6, atol=1e-6)
+        return f"{len(bytes(blob))} bytes of program binaries"
+    check("export/load + GetPreCompiledPrograms/SetPreCompiledPrograms round trip", _precompiled)
+    return rows
+
+
+def _fixed(bundle, meta):
+    if meta.get("weights_file"):
+        return dict(np.load(bundle / "weights" / meta["weights_file"]))
+    return {}
+
+
+def _opencl_module(module):
+    stack = [module]
+    while stack:
+        mod = stack.pop()
+        if mod.kind == "opencl":
+            return mod
+        stack.extend(mod.imports)
+    raise RuntimeError("no opencl module")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bundle", type=pathlib.Path, required=True)
+    parser.add_argument("--out", type=pathlib.Path, required=True)
+    parser.add_argument("--tasks", default="ceilings,models,profile,startup,checks")
+    parser.add_argument("--rpc", action="store_true")
+    parser.add_argument("--repeat", type=int, default=50)
+    parser.add_argument("--startup-repeat", type=int, default=3)
+    parser.add_argument("--startup-models", default="resnet50__a,mobilenetv2__a,resnet50__c")
+    parser.add_argument("--only", default="", help="comma-separated model substrings")
+    args = parser.parse_args()
+    tasks = set(args.tasks.split(","))
+    args.out.mkdir(parents=True, exist_ok=True)
+    select = os.environ.get("TVM_OPENCL_DEVICE", "")
+    build_info = json.loads((args.bundle / "build.json").read_text()) if (args.bundle / "build.json").is_file() else {}
+
+    ceil = {}
+    try:
+        import clbench  # pylint: disable=import-outside-toplevel
+
+        ceil = clbench.measure(select) if "ceilings" in tasks else clbench.OpenCL(select).info()
+        log(f"device {ceil['device']} ({ceil['platform']}), driver {ceil['driver']}: "
+            f"fp32 peak {ceil.get('peak_gflops', '?')} GFLOP/s, copy {ceil.get('bandwidth_gbs', '?')} GB/s")
+    except Exception as err:  # pylint: disable=broad-except
+        log(f"ceilings failed: {one_line(err)}")
+    t = time.perf_counter()
+    tvm = load_tvm()
+    import_s = time.perf_counter() - t
+    sess = Session(tvm, args.rpc)
+    env = dict(ceil, tvm_import_s=round(import_s, 2), python=sys.version.split()[0],
+               tvm_runtime_only=os.environ.get("TVM_USE_RUNTIME_LIB") == "1",
+               tvm_device_name=getattr(sess.dev, "device_name", ""), build=build_info)
+    (args.out / "env.json").write_text(json.dumps(env, indent=1))
+    common = dict(date=datetime.date.today().isoformat(), device=ceil.get("device", env["tvm_device_name"]),
+                  driver=ceil.get("driver", ""), platform=ceil.get("platform", ""),
+                  git_commit=build_info.get("git_commit", ""))
+
+    metas = [json.loads(p.read_text()) for p in sorted((args.bundle / "meta").glob("*.json"))]
+    refs = {m["model"]: m for m in metas if m["config"] == "ref"}
+    metas = [m for m in metas if m["config"] != "ref"]
+    if args.only:
+        metas = [m for m in metas if any(s in m["model"] for s in args.only.split(","))]
+    rows = []
+    if ceil.get("peak_gflops"):
+        rows.append(dict(kind="ceiling", model="fp32_fma_peak", config="opencl-c", status="ok",
+                         gflops=ceil["peak_gflops"], notes="8 float4 FMA chains per work item"))
+        rows.append(dict(kind="ceiling", model="copy_bandwidth", config="opencl-c", status="ok",
+                         gbs=ceil["bandwidth_gbs"], notes=f"float4 copy kernel, {ceil['copy_mib']} MiB, read+write; "
+                         f"clEnqueueCopyBuffer {ceil['copy_buffer_gbs']} GB/s"))
+    keep = {}
+    if "models" in tasks:
+        order = sorted(metas, key=lambda m: (m["model"].startswith("layer:"), m["model"], m["config"]))
+        for meta in order:
+            t = time.perf_counter()
+            try:
+                row, mr = measure_model(sess, args.bundle, meta, ceil, args, refs.get(meta["model"]))
+            except Exception as err:  # pylint: disable=broad-except
+                traceback.print_exc()
+                row, mr = dict(kind="network", model=meta["model"], config=meta["config"],
+                               status="run_error", error=one_line(err)), None
+            rows.append(row)
+            if mr is not None and not meta["model"].startswith("layer:"):
+                keep[(meta["model"], meta["config"])] = mr
+            log(f"{meta['model']:<34} {meta['config']} ({CONFIG_NAMES.get(meta['config'], '')}): "
+                f"{row.get('status')} median {row.get('median_ms', '-')} ms, e2e {row.get('e2e_median_ms', '-')} ms, "
+                f"{row.get('gflops', '-')} GFLOP/s, correct={row.get('correct', '?')} rel_err={row.get('rel_err', '-')} "
+                f"{row.get('error', '')} [{time.perf_counter() - t:.1f} s]")
+            if mr is not None and meta["model"].startswith("layer:"):
+                del mr
+        for model in sorted({m["model"] for m in metas if not m["model"].startswith("layer:")}):
+            if not ceil.get("cl_khr_fp16", True):
+                rows.append(dict(kind="network", model=model, config="a", dtype="float16", status="skipped",
+                                 error="device lacks cl_khr_fp16 (half arithmetic, read_imageh)"))
+    for row in rows:
+        for k, v in common.items():
+            row.setdefault(k, v)
+    with open(args.out / "results.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+
+    if "profile" in tasks:
+        prof_rows = []
+        for (model, config), mr in sorted(keep.items()):
+            try:
+                for name, ms, calls in profile_model(mr)[:25]:
+                    prof_rows.append(dict(model=model, config=config, kernel=name, ms_per_run=f"{ms:.4f}", calls=calls))
+                log(f"profiled {model} {config}")
+            except Exception as err:  # pylint: disable=broad-except
+                log(f"profile {model} {config} failed: {one_line(err)}")
+        with open(args.out / "profile.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=["model", "config", "kernel", "ms_per_run", "calls"])
+            w.writeheader()
+            w.writerows(prof_rows)
+    keep.clear()
+
+    if "checks" in tasks:
+        all_metas = [json.loads(p.read_text()) for p in sorted((args.bundle / "meta").glob("*.json"))]
+        rows_c = checks(sess, args.bundle, [m for m in all_metas if m["config"] != "ref"], refs, args.out)
+        with open(args.out / "checks.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=["check", "result", "detail"])
+            w.writeheader()
+            w.writerows(rows_c)
+        npass = sum(r["result"] == "pass" for r in rows_c)
+        log(f"runtime checks: {npass} passed, {len(rows_c) - npass} failed")
+        for r in rows_c:
+            if r["result"] != "pass":
+                log(f"  FAIL {r['check']}: {r['detail']}")
+
+    if "startup" in tasks and not args.rpc:
+        st_rows = []
+        work = tempfile.mkdtemp(prefix="bench-startup-")
+        for stem in [s for s in args.startup_models.split(",") if s]:
+            path = args.bundle / "meta" / f"{stem}.json"
+            if not path.is_file():
+                continue
+            meta = json.loads(path.read_text())
+            if not meta.get("ok"):
+                continue
+            try:
+                res = startup(args.bundle, meta, args.startup_repeat, work)
+            except Exception as err:  # pylint: disable=broad-except
+                log(f"startup {stem} failed: {one_line(err)}")
+                st_rows.append(dict(model=meta["model"], config=meta["config"], mode="error", notes=one_line(err)))
+                continue
+            for mode, rs in res.items():
+                st_rows.append(dict(
+                    model=meta["model"], config=meta["config"], mode=mode, runs=len(rs),
+                    first_result_s=f"{statistics.median(r['first_result_s'] for r in rs):.3f}",
+                    import_s=f"{statistics.median(r['import_s'] for r in rs):.3f}",
+                    process_s=f"{statistics.median(r['process_s'] for r in rs):.3f}",
+                    cache_hits=rs[-1]["stats"].get("hits", ""), cache_misses=rs[-1]["stats"].get("misses", ""),
+                    cache_stores=rs[-1]["stats"].get("stores", "")))
+            cold = statistics.median(r["first_result_s"] for r in res["cold"])
+            warm = statistics.median(r["first_result_s"] for r in res["warm"])
+            log(f"startup {stem}: cold {cold:.3f} s, warm (TVM program cache) {warm:.3f} s, "
+                f"ratio {cold / warm:.1f}x; driver-warm "
+                f"{statistics.median(r['first_result_s'] for r in res['driver_warm']):.3f} s")
+        shutil.rmtree(work, ignore_errors=True)
+        with open(args.out / "startup.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=["model", "config", "mode", "runs", "first_result_s", "import_s",
+                                              "process_s", "cache_hits", "cache_misses", "cache_stores", "notes"])
+            w.writeheader()
+            w.writerows(st_rows)
+    log("done")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
