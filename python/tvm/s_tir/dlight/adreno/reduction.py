@@ -116,7 +116,8 @@ class Reduction(AdrenoScheduleRule):
         block = reduce_blocks[0]
         if len(sch.get(block).reads) != 1:
             return None  # a contraction (matmul, conv), not a reduction of one tensor
-        if not self._inline_others(sch, blocks, block):
+        epilogue = self._inline_others(sch, blocks, block)
+        if epilogue is False:
             return None
 
         stmt = sch.get(block)
@@ -139,10 +140,12 @@ class Reduction(AdrenoScheduleRule):
         lane = None
         if lanes:
             spatial, lane = spatial[:-1], spatial[-1]
-        if reduce_elems is not None and reduce_elems <= config.max_serial_elements:
-            self._schedule_serial(sch, block, spatial, reduction, lane, config)
+        # Reduction extents that vary per output (adaptive pooling windows) are bounded by one
+        # window of the input: reduce them serially.
+        if reduce_elems is None or reduce_elems <= config.max_serial_elements:
+            self._schedule_serial(sch, block, spatial, reduction, lane, epilogue, config)
         else:
-            self._schedule_split(sch, block, spatial, reduction, lane, config)
+            self._schedule_split(sch, block, spatial, reduction, lane, epilogue, config)
         return sch
 
     @staticmethod
@@ -150,20 +153,37 @@ class Reduction(AdrenoScheduleRule):
         return any(iv.iter_type == tirx.IterVar.CommReduce for iv in block.iter_vars)
 
     @staticmethod
-    def _inline_others(sch: s_tir.Schedule, blocks, block) -> bool:
-        """Inline the injective blocks: producers into the reduction, consumers after it."""
+    def _inline_others(sch: s_tir.Schedule, blocks, block):
+        """Inline the injective blocks: producers into the reduction, consumers after it.
+
+        A consumer reading the reduction result (the division of an average) cannot be inlined
+        into a reduction; one such epilogue is kept and returned.  Returns False when the
+        function has another structure, else the epilogue block or None.
+        """
         index = [sch.get(b).name_hint for b in blocks].index(sch.get(block).name_hint)
         for producer in reversed(blocks[:index]):
             try:
                 sch.compute_inline(producer)
             except s_tir.ScheduleError:
                 return False
+        epilogue = None
         for consumer in blocks[index + 1 :]:
             try:
                 sch.reverse_compute_inline(consumer)
+                continue
             except s_tir.ScheduleError:
+                pass
+            if epilogue is not None:
                 return False
-        return True
+            epilogue = consumer
+        if epilogue is not None:
+            try:
+                sch.reverse_compute_inline(epilogue)  # still not inlinable: keep it
+            except s_tir.ScheduleError:
+                pass
+            if len(sch.get(block).writes) != 1:
+                return False
+        return epilogue
 
     @staticmethod
     def _trivial_binding(sch: s_tir.Schedule, block, loops) -> bool:
@@ -189,7 +209,7 @@ class Reduction(AdrenoScheduleRule):
         return isinstance(last.min, tirx.Var) and last.min.same_as(lane_iv.var)
 
     @staticmethod
-    def _schedule_serial(sch, block, spatial, reduction, lane, config: ReductionConfig):
+    def _schedule_serial(sch, block, spatial, reduction, lane, epilogue, config: ReductionConfig):
         """One thread per output pixel; the reduction accumulates in registers."""
         fused = sch.fuse(*spatial) if spatial else sch.add_unit_loop(block)
         order = [fused] + list(reduction) + ([lane] if lane is not None else [])
@@ -198,8 +218,13 @@ class Reduction(AdrenoScheduleRule):
         sch.bind(bx, "blockIdx.x")
         sch.bind(tx, "threadIdx.x")
         writes: List = []
-        for i in range(len(sch.get(block).writes)):
-            writes.append(sch.cache_write(block, i, "local"))
+        if epilogue is not None:
+            # the reduction result is a temporary: keep it in registers for the epilogue
+            sch.set_scope(block, 0, "local")
+            writes.append(epilogue)
+        else:
+            for i in range(len(sch.get(block).writes)):
+                writes.append(sch.cache_write(block, i, "local"))
         for write in writes:
             sch.reverse_compute_at(write, tx, preserve_unit_loops=True)
             if lane is not None:
@@ -212,7 +237,7 @@ class Reduction(AdrenoScheduleRule):
             sch.decompose_reduction(block, reduction[0])
 
     @staticmethod
-    def _schedule_split(sch, block, spatial, reduction, lane, config: ReductionConfig):
+    def _schedule_split(sch, block, spatial, reduction, lane, epilogue, config: ReductionConfig):
         """One work group per output pixel; its threads split the reduction."""
         fused = sch.fuse(*spatial) if spatial else sch.add_unit_loop(block)
         red = sch.fuse(*reduction)
@@ -221,7 +246,13 @@ class Reduction(AdrenoScheduleRule):
         sch.bind(fused, "blockIdx.x")
         _, tx = sch.split(red, [None, config.split_threads])
         sch.bind(tx, "threadIdx.x")
-        if lane is not None:
+        if epilogue is not None:
+            sch.set_scope(block, 0, "local")
+            write = epilogue
+        elif lane is not None:
             write = sch.cache_write(block, 0, "local")
-            sch.reverse_compute_at(write, fused, preserve_unit_loops=True)
+        else:
+            return
+        sch.reverse_compute_at(write, fused, preserve_unit_loops=True)
+        if lane is not None:
             sch.vectorize(sch.get_loops(write)[-1])
