@@ -24,8 +24,13 @@ reductions and threads sharing an output for long ones; ``test_element_count_swi
 which schedule each side of the threshold gets.
 """
 
+import os
+import time
+
+import numpy as np
 import pytest
 
+import tvm
 from tvm import relax
 from tvm import te
 from tvm.s_tir.dlight.adreno import Reduction, ReductionConfig
@@ -144,3 +149,42 @@ def test_rule_takes_channel_sum():
     y = te.compute((1, 6, 6), lambda n, h, w: te.sum(x[n, r1, h, w, r2], axis=[r1, r2]), name="y")
     func = te.create_prim_func([x, y])
     assert Reduction().apply(func, tt.texture_target(), False) is not None
+
+
+@pytest.mark.requires_opencl
+@pytest.mark.skipif(
+    os.environ.get("TEXTURE_TESTS_MEASURE") != "1", reason="timing run: TEXTURE_TESTS_MEASURE=1"
+)
+@pytest.mark.parametrize("hw", [(4, 4), (6, 6), (7, 7), (8, 8), (12, 12), (16, 16), (32, 32)])
+def test_threshold_timing(hw, monkeypatch):
+    """Time the serial and the shared schedule of a global average pool from a texture, to
+    place ReductionConfig.max_serial_elements (prints one row of the table)."""
+    from tvm.s_tir.dlight.adreno import reduction  # pylint: disable=import-outside-toplevel
+
+    def _fn(nb):
+        y = nb.conv2d(nb.input((1, 64, hw[0], hw[1])), 64, kernel=1)
+        return nb.emit(relax.op.nn.adaptive_avg_pool2d(y, output_size=1))
+
+    times = {}
+    for name, limit in (("serial", 10**9), ("shared", 0)):
+        config = ReductionConfig(max_serial_elements=limit)
+        monkeypatch.setattr(
+            reduction.ReductionConfig, "from_target", staticmethod(lambda t: config)
+        )
+        mod = tt.build_network(_fn, "float32")
+        ex = tt.build_texture(mod)
+        dev = tt.tvm_device()
+        vm = tvm.relax.VirtualMachine(ex, dev)
+        args = [tvm.runtime.tensor(a, dev) for a in tt.random_inputs(mod, np.random.default_rng(0))]
+        vm["main"](*args)
+        dev.sync()
+        samples = []
+        for _ in range(15):
+            start = time.perf_counter()
+            vm["main"](*args)
+            dev.sync()
+            samples.append(time.perf_counter() - start)
+        times[name] = float(np.median(samples)) * 1e3
+    print(
+        f"reduced={hw[0] * hw[1]} serial_ms={times['serial']:.3f} shared_ms={times['shared']:.3f}"
+    )

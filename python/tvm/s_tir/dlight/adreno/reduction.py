@@ -60,11 +60,20 @@ class ReductionConfig:
         Work-group size of the cross-thread schedule (threads sharing one output).
     """
 
-    # Measured with tests/python/relax/texture/test_texture_reduce.py::test_threshold_timing
-    # (PoCL 3.1, 2-core CPU, float32, NCHW4c texture input, one output per pixel): the serial
-    # schedule is faster up to about 64 reduced elements and slower from 128 on (see the
-    # table in that test).  50 is Relay-era Adreno's switch point, measured on Adreno GPUs; it
-    # agrees with the PoCL measurement, so it stays until the GPU box confirms or moves it.
+    # 50 is the switch point of the Relay-era Adreno schedules, measured on Adreno GPUs.
+    # tests/python/relax/texture/test_texture_reduce.py::test_threshold_timing measures both
+    # schedules per reduced-element count (TEXTURE_TESTS_MEASURE=1).  On PoCL 3.1 (2-core
+    # CPU, float32, conv2d + pool from a texture, median of 15 runs, whole module in ms):
+    #
+    #   reduced elements      16     36     49     64    144    256   1024
+    #   global avg, serial  0.37   0.18   0.33   0.33   0.36   0.33   0.80
+    #   global avg, shared  0.26   0.20   0.34   0.35   0.46   0.53   1.19
+    #   reduced elements       4     16     36     64    100    144
+    #   7x7 avg pool, ser.  0.35   0.45   0.55   0.88   1.10   1.54
+    #   7x7 avg pool, sh.   0.52   0.41   0.62   2.23   1.72   2.28
+    #
+    # A CPU device has no fast local memory: the shared schedule never wins there, so PoCL
+    # cannot place the switch.  The value stays at 50 until measured on a GPU.
     max_serial_elements: int = 50
     # Adreno GPUs run 64 to 128 threads per wave; 64 keeps small outputs in one wave.
     serial_threads: int = 64
