@@ -52,7 +52,7 @@ import inputs as bench_inputs  # noqa: E402  pylint: disable=wrong-import-positi
 FIELDS = [
     "date", "device", "driver", "platform", "git_commit", "kind", "model", "config", "dtype",
     "status", "error", "gflop", "mbytes", "median_ms", "p90_ms", "min_ms", "e2e_median_ms",
-    "e2e_p90_ms", "repeats", "gflops", "pct_peak", "gbs", "pct_bw", "max_abs_err", "rel_err",
+    "e2e_p90_ms", "conv_kernel_ms", "repeats", "gflops", "pct_peak", "gbs", "pct_bw", "max_abs_err", "rel_err",
     "correct", "compile_s", "lifted", "vdevices", "notes",
 ]
 CONFIG_NAMES = {"a": "texture (patched)", "b": "texture (base)", "c": "generic OpenCL"}
@@ -215,6 +215,15 @@ def measure_model(sess, bundle, meta, ceil, args, ref_meta):
                min_ms=f"{min(samples):.4f}", e2e_median_ms=f"{statistics.median(e2e):.4f}",
                e2e_p90_ms=f"{percentile(e2e, 0.9):.4f}", repeats=f"{repeat}x{number}",
                notes="; ".join(notes))
+    if row["kind"] == "layer":
+        # The conv kernel alone (sync around each VM call), without the layout transforms of
+        # the texture configurations: the profile runs last, the instrument stays in this VM.
+        try:
+            prof = profile_model(mr, runs=10)
+            row["conv_kernel_ms"] = f"{sum(ms for name, ms, _ in prof if 'conv2d' in name):.4f}"
+        except Exception as err:  # pylint: disable=broad-except
+            notes.append("kernel profile: " + one_line(err))
+            row["notes"] = "; ".join(notes)
     gflops = meta.get("gflop", 0) / (med * 1e-3)
     row["gflops"] = f"{gflops:.1f}"
     if ceil.get("peak_gflops"):

