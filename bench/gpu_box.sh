@@ -17,15 +17,22 @@
 # under the License.
 #
 # Device side on the GPU box (NVIDIA H200, Python 3.12, no registry, no compiler library).
-# Runs from the repository root with the bundle carried (build/bench/bundle, or $BUNDLE);
-# arguments go to device_runner.py; results land in $OUT (or build/bench/results).
+# Runs from the repository root with the packed bundle carried (build/bench/carry/bundle.tar.gz,
+# or a bundle folder in $BUNDLE); arguments go to device_runner.py; results land in $OUT (or
+# build/bench/results).
 set -u
-B=${BUNDLE:-build/bench/bundle}
+if [ -z "${BUNDLE:-}" ]; then
+  mkdir -p /tmp/bench && tar xzf build/bench/carry/bundle.tar.gz -C /tmp/bench || exit 1
+  BUNDLE=/tmp/bench/bundle
+fi
+B=$BUNDLE
 OUT=${OUT:-build/bench/results}
 mkdir -p "$OUT"
 # The box lists only pocl.icd: register NVIDIA's OpenCL driver.
-mkdir -p /tmp/vendors && echo libnvidia-opencl.so.1 > /tmp/vendors/nvidia.icd
-export OCL_ICD_VENDORS=/tmp/vendors
+if ldconfig -p | grep -q libnvidia-opencl.so.1; then
+  mkdir -p /tmp/vendors && echo libnvidia-opencl.so.1 > /tmp/vendors/nvidia.icd
+  export OCL_ICD_VENDORS=/tmp/vendors
+fi
 # The cp312 tvm-ffi wheel goes beside the bundle's tvm/ (libtvm_runtime_opencl.so finds
 # libtvm_ffi.so through $ORIGIN/../../tvm_ffi/lib).
 python3 -m pip install -q --no-index --no-deps --no-compile --target "$B/site" "$B"/wheels/*.whl || exit 1

@@ -159,16 +159,25 @@ def cmd_bundle(args) -> int:
     for name in BUNDLE_SCRIPTS:
         shutil.copy2(HERE / name, dst / "bench" / name)
     total = sum(p.stat().st_size for p in dst.rglob("*") if p.is_file())
-    print(f"bundle {dst}: {total / 2**20:.1f} MiB "
-          f"({'OK' if total < CARRY_LIMIT else 'OVER the 64 MiB carry limit'})")
-    return 0 if total < CARRY_LIMIT else 1
+    # What travels is one tar.gz (kernel sources in the libraries compress well).
+    import tarfile  # pylint: disable=import-outside-toplevel
+
+    carry = dst.parent / "carry"
+    shutil.rmtree(carry, ignore_errors=True)
+    carry.mkdir()
+    with tarfile.open(carry / "bundle.tar.gz", "w:gz", compresslevel=6) as tar:
+        tar.add(dst, arcname="bundle")
+    packed = (carry / "bundle.tar.gz").stat().st_size
+    print(f"bundle {dst}: {total / 2**20:.1f} MiB, packed {carry / 'bundle.tar.gz'}: "
+          f"{packed / 2**20:.1f} MiB ({'OK' if packed < CARRY_LIMIT else 'OVER the 64 MiB carry limit'})")
+    return 0 if packed < CARRY_LIMIT else 1
 
 
 def cmd_device(args) -> int:
     bundle = args.bundle.resolve()
     out = args.results.resolve()
     if args.device == "gpu-box":
-        print("carry: build/bench/bundle; command:\n  bash bench/gpu_box.sh")
+        print("carry: build/bench/carry; command:\n  bash bench/gpu_box.sh")
         return 0
     env = dict(os.environ, TVM_USE_RUNTIME_LIB="1", PYTHONUNBUFFERED="1",
                PYTHONPATH=str(bundle / "site"))
