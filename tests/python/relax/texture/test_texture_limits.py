@@ -143,7 +143,13 @@ def _dynamic_batch_module() -> tvm.IRModule:
 
 
 def test_dynamic_shape_scopes():
-    lowered = tt.lower_to_scopes(_dynamic_batch_module())
+    # Scopes are final before the dlight schedules run (they fail on this module, see below).
+    target = tt.texture_target()
+    with target:
+        passes = relax.pipeline.library_dispatch_passes(target)
+        passes += relax.pipeline.legalize_passes(target)
+        passes = [p for p in passes if p.info.name != "ApplyDefaultSchedule"]
+        lowered = tvm.transform.Sequential(passes)(_dynamic_batch_module())
     for call in tt.texture_call_scopes(lowered):
         for scope in call.inputs + call.outputs:
             assert scope == "global", tt.describe_scopes(lowered)
