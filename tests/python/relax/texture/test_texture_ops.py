@@ -22,6 +22,7 @@ Each case is compiled (scopes after legalization, images in the OpenCL) without 
 run on the OpenCL device against the float32 LLVM build on fresh random inputs.
 """
 
+import numpy as np
 import pytest
 
 from tvm import relax
@@ -128,3 +129,31 @@ CASES = {
 @pytest.mark.parametrize("case", list(CASES))
 def test_texture(case, any_dtype_mode, rng):
     tt.check_case(CASES[case], any_dtype_mode, rng, name=case)
+
+
+def test_plain_compile_uses_adreno_tir_pipeline():
+    """``tvm.compile(mod, Target("qcom/adreno-opencl-texture", host="llvm"))`` must run the
+    Adreno TIR pipeline by itself (on the unfixed base it runs the generic one)."""
+    used, why = tt.plain_compile_uses_adreno_tir_pipeline()
+    assert used, why
+
+
+def test_comparison_catches_one_wrong_lane(rng):
+    """The comparison flags the failure the base shows (one channel of each 4-lane pixel
+    replicated into the other three): 75% of elements, not a rounding-level difference."""
+    ref = tt.random_inputs(tt.build_network(_conv3x3, "float32"), rng)[0]
+    packed = ref.reshape(N, C // 4, 4, H, W)
+    wrong = np.repeat(packed[:, :, :1], 4, axis=2).reshape(ref.shape)
+    (problem,) = tt.compare([wrong], [ref], "float32")
+    assert 0.7 < problem.fraction <= 0.75
+    assert not tt.compare([ref * (1 + 1e-6)], [ref], "float32")
+
+
+def test_random_inputs_do_not_saturate(rng):
+    mod = tt.build_network(_layer_norm, "float16")
+    for value in tt.random_inputs(mod, rng):
+        assert value.dtype == np.float16
+        assert np.all(value != 0)
+        assert np.all(np.isfinite(value))
+    x = tt.random_inputs(mod, rng)[0]
+    assert 0.3 < np.mean(x > 0) < 0.7, "activations must have mixed signs"
