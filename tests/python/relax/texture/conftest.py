@@ -20,9 +20,22 @@ Markers
   ``requires_opencl``  the test runs kernels: skipped with "no OpenCL device: <why>".
   ``requires_fp16``    the device needs cl_khr_fp16: skipped with "device X lacks cl_khr_fp16".
 
+Fixtures
+  ``any_dtype_mode``      float32, float16, float16_acc32, unmarked: for tests that compile first
+                          and then call ``tt.require_device(mode)`` (``tt.check_case`` does).
+  ``dtype_mode``          the same modes, float16 ones marked requires_fp16.
+  ``compile_dtype_mode``  the same modes, for compile-only tests.
+  ``rng``                 a fresh numpy Generator per test; the seed is printed on failure.
+
+Running
+  pytest tests/python/relax/texture -n 2
+  TVM_OPENCL_DEVICE=portable (PoCL) or TVM_OPENCL_DEVICE=intel, with
+  OCL_ICD_VENDORS from ``ci/opencl-intel.sh VENV`` when Intel's runtime is wanted.
+
 Environment
-  ``TVM_OPENCL_DEVICE``   picks the device (substring of platform or device name), read by the
-                          runtime; the suite reports the same device.
+  ``TVM_OPENCL_DEVICE``   picks the device (case-insensitive substring of platform or device
+                          name), read by the runtime; the suite reports the same device.
+                          PoCL's names are "Portable Computing Language" and "pthread-<cpu>".
   ``TEXTURE_TESTS_SEED``  fixes the seed of every test (to replay a failure).
   ``TEXTURE_TESTS_BUILD`` ``plain`` or ``workaround`` (see texture_testing.build_mode).
 """

@@ -145,6 +145,14 @@ def _conv_conv(nb):
     return nb.conv2d(y, 32, kernel=3)
 
 
+def _relu_two_consumers(nb):
+    """The conv result feeds a relu and is also an output, so the relu cannot fuse into the
+    conv: it becomes an elementwise kernel of its own between two textures."""
+    x = nb.input((N, C, H, W))
+    c1 = nb.conv2d(x, C, kernel=1)
+    return [nb.conv2d(nb.emit(relax.op.nn.relu(c1)), C, kernel=1), c1]
+
+
 def _residual_block(nb):
     """conv1 -> relu -> conv2, + conv1 (add fused into conv2), * scalar, relu, conv3, relu."""
     x = nb.input((N, C, H, W))
@@ -183,6 +191,7 @@ CASES = {
     "avg_pool2d": tt.Case(_avg_pool),
     "adaptive_avg_pool2d": tt.Case(_adaptive_avg_pool, conv_output_texture=True),
     "conv2d_relu_conv2d": tt.Case(_conv_conv, convs=2, conv_output_texture=True),
+    "relu_two_consumers": tt.Case(_relu_two_consumers, convs=2),
     "residual_block": tt.Case(_residual_block, convs=3, conv_output_texture=True),
 }
 
