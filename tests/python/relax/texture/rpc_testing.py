@@ -101,7 +101,9 @@ def wait_for_key(host: str, port: int, key: str, timeout: float = 60.0) -> None:
     summary = {}
     while time.monotonic() < deadline:
         summary = rpc.connect_tracker(host, port).summary()
-        if any(entry.get("key", "").endswith(":" + key) for entry in summary.get("server_info", [])):
+        if any(
+            entry.get("key", "").endswith(":" + key) for entry in summary.get("server_info", [])
+        ):
             return
         time.sleep(0.2)
     raise TimeoutError(f"no RPC server registered key {key!r} at {host}:{port}: {summary}")

