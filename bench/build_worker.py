@@ -130,7 +130,7 @@ def compile_one(mod, config: str, lift: bool):
     return tvm.compile(mod, target=target, **kwargs)
 
 
-def build(model: str, config: str, out: pathlib.Path, tiny: bool) -> dict:
+def build(model: str, config: str, out: pathlib.Path, tiny: bool, lift: bool = True) -> dict:
     meta = dict(model=model, config=config, ok=False, error="")
     try:
         mod, info, fixed = models.get(model, tiny=tiny)
@@ -149,12 +149,13 @@ def build(model: str, config: str, out: pathlib.Path, tiny: bool) -> dict:
         return reference(mod, meta, fixed, out)
     target = target_of(config)
     start = time.perf_counter()
-    ex, lifted, lift_error = None, True, ""
-    try:
-        ex = compile_one(mod, config, lift=True)
-    except Exception as err:  # pylint: disable=broad-except
-        lift_error = _one_line(err)
-        lifted = False
+    ex, lifted, lift_error = None, lift, ""
+    if lift:
+        try:
+            ex = compile_one(mod, config, lift=True)
+        except Exception as err:  # pylint: disable=broad-except
+            lift_error = _one_line(err)
+            lifted = False
     if ex is None:
         try:
             start = time.perf_counter()
@@ -227,6 +228,9 @@ def main() -> int:
     parser.add_argument("--models", required=True, help="comma-separated; layer:cin,cout,k,s,g,hw")
     parser.add_argument("--out", type=pathlib.Path, required=True)
     parser.add_argument("--tiny", action="store_true")
+    parser.add_argument("--no-lift", action="store_true",
+                        help="keep weight re-layouts in main (for TVM RPC: a tuple of remote "
+                        "tensors returned by main_transform_params cannot be passed back)")
     args = parser.parse_args()
     for sub in ("lib", "meta", "refs", "weights"):
         (args.out / sub).mkdir(parents=True, exist_ok=True)
@@ -235,7 +239,7 @@ def main() -> int:
     names = [m for m in args.models.split(";") if m]
     for name in names:
         t = time.perf_counter()
-        meta = build(name, args.config, args.out, args.tiny)
+        meta = build(name, args.config, args.out, args.tiny, lift=not args.no_lift)
         meta["tvm_file"] = tvm.__file__
         (args.out / "meta" / f"{meta.get('stem', name)}.json").write_text(json.dumps(meta, indent=1))
         status = "ok" if meta["ok"] else meta["error"]

@@ -103,6 +103,20 @@ class Session:
     def tensor(self, array):
         return self.tvm.runtime.tensor(array, self.dev)
 
+    def array(self, items):
+        """A list argument (the weights tuple of main_transform_params); over RPC the Array is
+        built on the remote side, since a local Array of remote tensors cannot be passed."""
+        if self.remote is None:
+            return list(items)
+        return self.remote.get_function("ffi.Array")(*items)
+
+    def unpack(self, result):
+        if self.remote is None or hasattr(result, "numpy"):
+            return outputs_of(result)
+        size = self.remote.get_function("ffi.ArraySize")(result)
+        get = self.remote.get_function("ffi.ArrayGetItem")
+        return [get(result, i) for i in range(size)]
+
 
 def percentile(values, q):
     vals = sorted(values)
@@ -133,11 +147,11 @@ class ModelRun:
         dev_data = [sess.tensor(a) for a in data]
         self.weights = dev_data[1:]
         if meta.get("lifted"):
-            self.weights = list(outputs_of(self.vm["main_transform_params"](dev_data[1:])))
+            self.weights = sess.unpack(self.vm["main_transform_params"](sess.array(dev_data[1:])))
         self.x = dev_data[0]
 
     def run(self, x=None):
-        return outputs_of(self.vm["main"](self.x if x is None else x, *self.weights))
+        return self.sess.unpack(self.vm["main"](self.x if x is None else x, *self.weights))
 
     def e2e(self):
         """Upload the image, run, read every output back."""

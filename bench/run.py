@@ -93,7 +93,8 @@ def cmd_build(args) -> int:
 
     def one(config):
         cmd = [args.python, str(HERE / "build_worker.py"), "--config", config,
-               "--models", ";".join(names), "--out", str(out)] + (["--tiny"] if args.tiny else [])
+               "--models", ";".join(names), "--out", str(out)] + (["--tiny"] if args.tiny else []) \
+            + (["--no-lift"] if args.no_lift else [])
         with open(out / f"build-{config}.log", "w") as logf:
             proc = subprocess.Popen(cmd, env=worker_env(config), stdout=subprocess.PIPE,
                                     stderr=subprocess.STDOUT, text=True)
@@ -217,6 +218,8 @@ def main() -> int:
     parser.add_argument("--configs", default="a,b,c")
     parser.add_argument("--device", default="local", choices=["local", "gpu-box", "rpc"])
     parser.add_argument("--tiny", action="store_true", help="small shapes for a CPU dry run")
+    parser.add_argument("--no-lift", action="store_true", help="weights re-laid out in main "
+                        "(needed for --device rpc: lifted weight tuples cannot cross TVM RPC)")
     parser.add_argument("--work", type=pathlib.Path, default=REPO / "build" / "bench" / "work")
     parser.add_argument("--bundle", type=pathlib.Path, default=REPO / "build" / "bench" / "bundle")
     parser.add_argument("--results", type=pathlib.Path, default=REPO / "build" / "bench" / "results")
