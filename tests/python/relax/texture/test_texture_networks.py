@@ -39,7 +39,10 @@ def _batch_norm(nb, x):
     beta = nb.param("b", (channels,))
     mean = nb.param("b", (channels,))
     var = nb.param("g", (channels,))
-    out = nb.emit(relax.op.nn.batch_norm(x, gamma, beta, mean, var, axis=1))
+    # training=False: inference batch norm with the given moving statistics (Relax's default,
+    # training=True, normalizes with the batch's own statistics; the texture pipeline
+    # decomposes for inference, so both sides must ask for inference).
+    out = nb.emit(relax.op.nn.batch_norm(x, gamma, beta, mean, var, axis=1, training=False))
     return nb.emit(relax.TupleGetItem(out, 0))
 
 
