@@ -57,9 +57,13 @@ def _device_source(executable) -> str:
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 def test_plain_compile_emits_image_kernels(dtype):
     source = _device_source(tvm.compile(_conv_relu_module(dtype), target=TEXTURE_TARGET))
-    read, write = ("read_imagef", "write_imagef") if dtype == "float32" else (
-        "read_imageh",
-        "write_imageh",
+    read, write = (
+        ("read_imagef", "write_imagef")
+        if dtype == "float32"
+        else (
+            "read_imageh",
+            "write_imageh",
+        )
     )
     assert "image2d_array_t" in source
     assert read in source or read.upper() in source

@@ -75,7 +75,8 @@ def test_every_texture_store_writes_a_full_pixel(dtype):
 
 
 @pytest.mark.skipif(
-    not tvm.opencl(0).exist, reason="no OpenCL device: the OpenCL runtime library or platform is missing"
+    not tvm.opencl(0).exist,
+    reason="no OpenCL device: the OpenCL runtime library or platform is missing",
 )
 def test_packed_texture_holds_every_channel():
     rng = np.random.default_rng()

@@ -59,7 +59,8 @@ def test_storage_of_every_scope_is_on_device_zero():
 
 
 @pytest.mark.skipif(
-    not tvm.opencl(0).exist, reason="no OpenCL device: the OpenCL runtime library or platform is missing"
+    not tvm.opencl(0).exist,
+    reason="no OpenCL device: the OpenCL runtime library or platform is missing",
 )
 def test_single_device_vm_matches_cpu():
     rng = np.random.default_rng()

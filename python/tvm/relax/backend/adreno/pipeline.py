@@ -105,6 +105,7 @@ def legalize_passes(target: tvm.target.Target):  # pylint: disable=unused-argume
                 dl.adreno.GroupConv2d(),
                 dl.adreno.LayoutTransform(),
                 dl.adreno.Reduction(),
+                dl.adreno.Fallback(),
             )
         ]
     )

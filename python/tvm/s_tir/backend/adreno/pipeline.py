@@ -65,6 +65,7 @@ def default_tir_pipeline():
             s_tir.transform.LoopPartition(),
             s_tir.backend.adreno.transform.VectorizeTextureStore(),
             tirx.transform.VectorizeLoop(not bool(config.get("tirx.disable_vectorize", False))),
+            s_tir.backend.adreno.transform.VerifyTextureStore(),
             s_tir.transform.InjectVirtualThread(),
             s_tir.transform.InjectDoubleBuffer(),
         ]

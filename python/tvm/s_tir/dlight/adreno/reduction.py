@@ -192,7 +192,26 @@ class Reduction(AdrenoScheduleRule):
                 pass
             if len(sch.get(block).writes) != 1:
                 return False
+            if Reduction._spatial_points(sch.get(epilogue)) != Reduction._spatial_points(
+                sch.get(block)
+            ):
+                # An epilogue over a larger domain (a pad after the pooling) would only be
+                # computed where the reduction has outputs: the rest would stay unwritten.
+                return False
         return epilogue
+
+    @staticmethod
+    def _spatial_points(block: "s_tir.SBlock") -> Optional[int]:
+        """Number of points of the block's spatial iteration domain (None when dynamic)."""
+        points = 1
+        for iv in block.iter_vars:
+            if iv.iter_type != tirx.IterVar.DataPar:
+                continue
+            extent = _static_extent(iv.dom)
+            if extent is None:
+                return None
+            points *= extent
+        return points
 
     @staticmethod
     def _trivial_binding(sch: s_tir.Schedule, block, loops) -> bool:

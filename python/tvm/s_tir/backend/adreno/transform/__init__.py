@@ -21,4 +21,4 @@ from .transform import (
     InjectTextureAlloc,
     TextureFlatten,
 )
-from .texture_store_vectorize import VectorizeTextureStore
+from .texture_store_vectorize import VectorizeTextureStore, VerifyTextureStore

@@ -94,14 +94,10 @@ def _rewrite_loop(loop: tirx.For):
         loop.min,
         loop.extent,
         tirx.ForKind.VECTORIZED,
-        _wrap_guards(
-            guards, tirx.BufferStore(staging, value, [loop.loop_var - loop.min])
-        ),
+        _wrap_guards(guards, tirx.BufferStore(staging, value, [loop.loop_var - loop.min])),
     )
     pixel = tirx.BufferLoad(staging, [tirx.Ramp(tirx.IntImm("int32", 0), 1, lanes)])
-    issue = _wrap_guards(
-        guards, tirx.Evaluate(Call(store.op, [*address, pixel], ret_ty=store.ty))
-    )
+    issue = _wrap_guards(guards, tirx.Evaluate(Call(store.op, [*address, pixel], ret_ty=store.ty)))
     return tirx.SeqStmt([tirx.AllocBuffer(staging), gather, issue])
 
 
@@ -114,3 +110,40 @@ class VectorizeTextureStore:
 
     def transform_function(self, func, _mod, _ctx):  # pylint: disable=missing-function-docstring
         return tvm_ffi.structural_map(func, (tirx.For, _rewrite_loop), order="post")
+
+
+def _scalar_texture_stores(func) -> int:
+    count = 0
+
+    def _visit(call):
+        nonlocal count
+        if call.op.same_as(_TEXTURE_STORE) and call.args[-1].ty.is_scalar():
+            count += 1
+        return call
+
+    tvm_ffi.structural_map(func, (Call, _visit), order="post")
+    return count
+
+
+@tvm.tirx.transform.prim_func_pass(opt_level=0, name="VerifyTextureStore")
+class VerifyTextureStore:
+    """Reject texture stores whose value is a scalar.
+
+    ``texture2d_store`` writes a whole RGBA pixel. A scalar value means the schedule
+    spread the four channels of a pixel over threads or over a loop that was not
+    vectorized: every write then replaces the pixel with one channel broadcast to all
+    four, a silently wrong result. Run after ``VectorizeLoop``.
+    """
+
+    def transform_function(self, func, _mod, _ctx):  # pylint: disable=missing-function-docstring
+        count = _scalar_texture_stores(func)
+        if count:
+            name = (
+                func.attrs["global_symbol"] if func.attrs and "global_symbol" in func.attrs else "?"
+            )
+            raise ValueError(
+                f"{name}: {count} texture store(s) write a single channel into a 4-channel "
+                "pixel; schedule the texture's last axis (extent 4) as a vectorized loop "
+                "inside one thread (see dlight.adreno.Fallback)"
+            )
+        return func

@@ -1,0 +1,102 @@
+# Licensed to the Apache Software Foundation (ASF) under one
+# or more contributor license agreements.  See the NOTICE file
+# distributed with this work for additional information
+# regarding copyright ownership.  The ASF licenses this file
+# to you under the Apache License, Version 2.0 (the
+# "License"); you may not use this file except in compliance
+# with the License.  You may obtain a copy of the License at
+#
+#   http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing,
+# software distributed under the License is distributed on an
+# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+# KIND, either express or implied.  See the License for the
+# specific language governing permissions and limitations
+# under the License.
+"""One module per root cause of a wrong texture result, compared with the LLVM build."""
+
+import numpy as np
+import pytest
+
+import tvm
+from tvm import relax
+from tvm.s_tir import dlight as dl
+
+TEXTURE_TARGET = tvm.target.Target("qcom/adreno-opencl-texture", host="llvm")
+requires_opencl = pytest.mark.skipif(
+    not tvm.opencl(0).exist,
+    reason="no OpenCL device: the OpenCL runtime library or platform is missing",
+)
+
+
+def _signed(rng, shape, low=0.25, high=1.0):
+    """Uniform magnitudes in [low, high) with random signs: no zeros, no saturation."""
+    values = rng.uniform(low, high, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+    return values.astype("float32")
+
+
+def _function(params, body):
+    builder = relax.BlockBuilder()
+    variables = [relax.Var(name, relax.TensorType(shape, "float32")) for name, shape in params]
+    with builder.function("main", variables):
+        with builder.dataflow():
+            out = builder.emit_output(body(builder, *variables))
+        builder.emit_func_output(out)
+    return builder.get()
+
+
+def _shared_conv_output():
+    """conv1 feeds a standalone relu kernel (texture in, texture out) and the residual add."""
+
+    def body(bb, x, w1, w2):
+        c1 = bb.emit(relax.op.nn.conv2d(x, w1))
+        r = bb.emit(relax.op.nn.relu(c1))
+        c2 = bb.emit(relax.op.nn.conv2d(r, w2, padding=[1, 1, 1, 1]))
+        return relax.op.add(c2, c1)
+
+    shapes = [("x", (1, 16, 10, 10)), ("w1", (16, 16, 1, 1)), ("w2", (16, 16, 3, 3))]
+    return _function(shapes, body), [s for _, s in shapes]
+
+
+def _nhwc_pool_channel_pad():
+    """NHWC max pool whose fused epilogue pads channels 6 -> 8 (BlazeFace's residual branch)."""
+
+    def body(bb, x, y):
+        pooled = bb.emit(relax.op.nn.max_pool2d(x, [2, 2], [2, 2], layout="NHWC"))
+        padded = bb.emit(relax.op.nn.pad(pooled, [0, 0, 0, 0, 0, 0, 0, 2]))
+        return relax.op.nn.relu(relax.op.add(padded, y))
+
+    shapes = [("x", (1, 16, 16, 6)), ("y", (1, 8, 8, 8))]
+    return _function(shapes, body), [s for _, s in shapes]
+
+
+CASES = {
+    "standalone_elementwise_on_textures": _shared_conv_output,
+    "reduction_epilogue_larger_than_output": _nhwc_pool_channel_pad,
+}
+
+
+def _run(mod, target, dev, arrays):
+    vm = relax.VirtualMachine(tvm.compile(mod, target=target), dev)
+    return vm["main"](*[tvm.runtime.tensor(a, dev) for a in arrays]).numpy()
+
+
+@requires_opencl
+@pytest.mark.parametrize("case", list(CASES))
+def test_texture_build_matches_llvm(case):
+    mod, shapes = CASES[case]()
+    rng = np.random.default_rng()
+    arrays = [_signed(rng, shape) for shape in shapes]
+    expected = _run(mod, "llvm", tvm.cpu(), arrays)
+    actual = _run(mod, TEXTURE_TARGET, tvm.opencl(0), arrays)
+    np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_scalar_texture_store_is_a_compile_error(monkeypatch):
+    """Without dlight.adreno.Fallback a standalone relu writes one channel per thread: the
+    TIR pipeline must refuse it instead of producing a kernel that overwrites pixels."""
+    monkeypatch.setattr(dl.adreno, "Fallback", dl.gpu.Fallback)
+    mod, _ = _shared_conv_output()
+    with pytest.raises(Exception, match="write a single channel into a 4-channel pixel"):
+        tvm.compile(mod, target=TEXTURE_TARGET)
