@@ -68,9 +68,14 @@ from sphinx.util.nodes import nested_parse_with_titles
 
 
 class RunBlock(CodeBlock):
-    """A code block that the docs tests execute."""
+    """A code block that the docs tests execute. ``:requires: opencl`` makes the test skip it
+    where no OpenCL device is visible (the page shows the command either way)."""
 
-    option_spec = dict(CodeBlock.option_spec)
+    option_spec = dict(CodeBlock.option_spec, requires=directives.unchanged)
+
+    def run(self):
+        self.options.pop("requires", None)
+        return super().run()
 
 
 class CodeNotRun(CodeBlock):

@@ -31,6 +31,7 @@ an RPC server on 127.0.0.1, the server offering the host's OpenCL device under t
 import argparse
 import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -107,23 +108,27 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def local_rpc(key: str):
-    """A tracker and a server on 127.0.0.1 (what a phone runs, here on the host)."""
+def local_rpc(key: str, log_dir: str):
+    """A tracker and a server on 127.0.0.1 (what a phone runs, here on the host).
+
+    Each runs in a session of its own, so that stopping it also stops the worker process the
+    RPC server starts; their output goes to files in ``log_dir``."""
     port = _free_port()
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "tvm.exec.rpc_tracker", "--host", "127.0.0.1",
-             "--port", str(port), "--port-end", str(port + 1), "--silent"]
-        )
-    ]
+    commands = {
+        "tracker": ["tvm.exec.rpc_tracker", "--host", "127.0.0.1", "--port", str(port),
+                    "--port-end", str(port + 1)],
+        "server": ["tvm.exec.rpc_server", "--host", "127.0.0.1", "--port", str(_free_port()),
+                   "--port-end", "65000", "--tracker", f"127.0.0.1:{port}", "--key", key,
+                   "--no-fork"],
+    }
+    procs = {}
     try:
-        procs.append(
-            subprocess.Popen(
-                [sys.executable, "-m", "tvm.exec.rpc_server", "--host", "127.0.0.1",
-                 "--port", str(_free_port()), "--port-end", "65000",
-                 "--tracker", f"127.0.0.1:{port}", "--key", key, "--no-fork", "--silent"]
-            )
-        )
+        for name, args in commands.items():
+            with open(os.path.join(log_dir, f"{name}.log"), "wb") as log:
+                procs[name] = subprocess.Popen(
+                    [sys.executable, "-m", *args], stdout=log, stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL, start_new_session=True,
+                )
         deadline = time.time() + 300  # both processes import tvm first (seconds each)
         while True:
             try:
@@ -131,18 +136,23 @@ def local_rpc(key: str):
                     break
             except (RuntimeError, OSError):
                 pass  # the tracker is not listening yet
-            dead = [proc.args[2] for proc in procs if proc.poll() is not None]
+            dead = [name for name, proc in procs.items() if proc.poll() is not None]
             if dead:
-                raise RuntimeError(f"{dead[0]} exited (does it need `pip install tornado "
-                                   "cloudpickle`?)")
+                log = open(os.path.join(log_dir, f"{dead[0]}.log"), encoding="utf-8").read()
+                raise RuntimeError(f"the RPC {dead[0]} exited:\n{log[-2000:]}")
             if time.time() > deadline:
                 raise RuntimeError("the local RPC server did not register with the tracker")
             time.sleep(1)
         yield f"127.0.0.1:{port}"
     finally:
-        for proc in reversed(procs):
-            proc.terminate()
-            proc.wait(timeout=30)
+        for proc in reversed(list(procs.values())):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
 
 
 def main() -> int:
@@ -174,7 +184,7 @@ def main() -> int:
 
         if args.local_rpc:
             args.key = "local-opencl"
-            with local_rpc(args.key) as tracker:
+            with local_rpc(args.key, tmp) as tracker:
                 out, mean_ms = run_remote(lib_path, tracker, args.key, inputs)
         elif args.tracker:
             out, mean_ms = run_remote(lib_path, args.tracker, args.key, inputs)
