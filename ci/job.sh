@@ -4,8 +4,9 @@
 #   texture suite (tests/python/relax/texture) on each OpenCL device, print a summary.
 #
 # Devices: ADRENO_WS_DEVICES is a space-separated list of selectors (substrings of the OpenCL
-# platform or device name, passed to the suite as TVM_OPENCL_DEVICE); default "portable"
-# (PoCL). A device matrix adds entries here, or calls run_texture_suite once per device.
+# platform or device name, passed to the suite as TVM_OPENCL_DEVICE); default "portable intel":
+# PoCL (no cl_khr_fp16, no cl_khr_image2d_from_buffer) and Intel's CPU OpenCL (both), so
+# each fallback is exercised on one side and the feature on the other.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -15,7 +16,7 @@ ws patches check
 
 status=0
 ran_any=0
-for device in ${ADRENO_WS_DEVICES:-portable}; do
+for device in ${ADRENO_WS_DEVICES:-portable intel}; do
     rc=0
     run_texture_suite "$device" || rc=$?
     case "$rc" in

@@ -6,6 +6,7 @@
 #   ADRENO_WS_VENV         the venv (default <repo>/.venv)
 #   ADRENO_WS_TEST_TIMEOUT seconds one pytest run may take (default 3000)
 #   TVM_OPENCL_DEVICE      set per run by run_texture_suite (substring of platform/device name)
+#   ADRENO_WS_SETUP_ARGS   extra arguments of `adreno_ws setup` (e.g. --skip-intel)
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PYTHON="${PYTHON:-python3}"
@@ -26,7 +27,11 @@ ws_setup() {
         || die "$PYTHON is older than 3.11: set PYTHON to a python3.11 or newer"
     mkdir -p "$OUT" && rm -f "$OUT"/*.xml
     step "setup ($VENV)"
-    ws setup --venv "$VENV"
+    ws setup --venv "$VENV" ${ADRENO_WS_SETUP_ARGS:-}
+    # Intel's CPU OpenCL (installed by setup) is registered beside PoCL in this folder.
+    if [ -d "$VENV/etc/OpenCL/vendors-tvm" ]; then
+        export OCL_ICD_VENDORS="$VENV/etc/OpenCL/vendors-tvm"
+    fi
 }
 
 # run_pytest NAME ARGS...: pytest -n 2 in the venv, JUnit XML to build/ci/NAME.xml.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The whole workspace suite, what .ci/run runs: setup, patch check, then one pytest -n 2 run
-# over the tooling tests (tools/tests) and the texture suite (tests/python/relax/texture).
+# The whole workspace suite, what .ci/run runs: setup, patch check, then pytest -n 2 over the
+# tooling tests (tools/tests), the docs (tests/docs) and the texture suite on PoCL, and the
+# texture suite once more on Intel's CPU OpenCL.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -11,10 +12,11 @@ step "license headers"
 ws headers || echo "warning: add the ASF header to the files above before sending upstream"
 
 suites=(tools/tests)
+[ -d "$REPO/tests/docs" ] && suites+=(tests/docs)
 [ -d "$REPO/tests/python/relax/texture" ] && suites+=(tests/python/relax/texture)
-step "pytest -n 2 ${suites[*]}"
+step "pytest -n 2 ${suites[*]} (OpenCL device: PoCL)"
 rc=0
-run_pytest workspace "${suites[@]}" || rc=$?
+TVM_OPENCL_DEVICE=portable run_pytest workspace "${suites[@]}" || rc=$?
 if [ "$rc" -eq 5 ]; then
     # tools/tests always has tests: collecting none means the suite is broken, not empty.
     verdict="FAILED: pytest collected no tests"
@@ -22,6 +24,17 @@ elif [ "$rc" -ne 0 ]; then
     verdict="FAILED (pytest exit $rc)"
 else
     verdict="passed"
+fi
+# The second host device: Intel's CPU OpenCL has cl_khr_fp16 and image-from-buffer, PoCL has
+# neither, so the texture suite runs on both (ADRENO_WS_SETUP_ARGS=--skip-intel leaves it out).
+if OCL_ICD_VENDORS="${OCL_ICD_VENDORS:-}" ws opencl --select intel >/dev/null 2>&1; then
+    irc=0
+    run_texture_suite intel || irc=$?
+    if [ "$irc" -ne 0 ] && [ "$verdict" = passed ]; then
+        verdict="FAILED (texture suite on Intel OpenCL: pytest exit $irc)"
+    fi
+else
+    echo "note: no Intel OpenCL device (setup ran with --skip-intel?): texture suite ran on PoCL only"
 fi
 summary "test: $verdict"
 [ "$verdict" = passed ]

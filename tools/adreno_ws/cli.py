@@ -108,7 +108,14 @@ def cmd_setup(args) -> int:
     """Create and fill the venv, OpenCL, patches, runtime."""
     from .setup_env import setup  # pylint: disable=import-outside-toplevel
 
-    setup(args.repo, Path(args.venv), args.skip_opencl, args.skip_runtime, args.jobs)
+    setup(
+        args.repo,
+        Path(args.venv),
+        args.skip_opencl,
+        args.skip_runtime,
+        args.jobs,
+        skip_intel=args.skip_intel,
+    )
     return 0
 
 
@@ -230,6 +237,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--venv", default=None, help="virtual environment (default <repo>/.venv)")
     p.add_argument("--skip-opencl", action="store_true", help="no OpenCL packages or device check")
     p.add_argument("--skip-runtime", action="store_true", help="do not build the OpenCL runtime")
+    p.add_argument(
+        "--skip-intel", action="store_true", help="do not install Intel's CPU OpenCL runtime"
+    )
     p.add_argument("--jobs", type=int, default=2)
     p.set_defaults(func=cmd_setup)
 

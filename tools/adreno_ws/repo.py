@@ -10,6 +10,11 @@ from . import WsError
 
 BASE_REQUIREMENTS = Path("ci/requirements-base.txt")
 TEST_REQUIREMENTS = Path("ci/requirements-test.txt")
+# Optional requirement files, installed when present: the real-model tests, the docs build,
+# and packages that must come without their declared dependencies (see each file's header).
+EXTRA_REQUIREMENTS = (Path("ci/requirements-models.txt"), Path("ci/requirements-docs.txt"))
+NODEPS_REQUIREMENTS = Path("ci/requirements-models-nodeps.txt")
+INTEL_OPENCL_SCRIPT = Path("ci/opencl-intel.sh")
 TOPICS_FILE = Path("patches/topics.toml")
 PATCH_DIR = Path("patches")
 SERIES_FILE = Path("patches/series")

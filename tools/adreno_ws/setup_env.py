@@ -29,7 +29,14 @@ from pathlib import Path
 from . import WsError, opencl, runtime
 from .base import ensure_base
 from .patches import apply_series, find_venv_tvm
-from .repo import BASE_REQUIREMENTS, TEST_REQUIREMENTS, read_base_pin
+from .repo import (
+    BASE_REQUIREMENTS,
+    EXTRA_REQUIREMENTS,
+    INTEL_OPENCL_SCRIPT,
+    NODEPS_REQUIREMENTS,
+    TEST_REQUIREMENTS,
+    read_base_pin,
+)
 
 
 def _hash_files(paths: list[Path], extra: str = "") -> str:
@@ -76,32 +83,54 @@ def ensure_venv(venv: Path) -> None:
     venv_mod.EnvBuilder(with_pip=True, clear=venv.exists()).create(venv)
 
 
+def _pip_install(venv: Path, args: list[str]) -> None:
+    cmd = [str(venv_python(venv)), "-m", "pip", "install", "--disable-pip-version-check"]
+    cmd += ["--progress-bar", "off", "-q", *args]
+    if subprocess.run(cmd, check=False).returncode != 0:
+        raise WsError("pip install failed (see above): fix the requirement or the network, rerun")
+
+
 def ensure_requirements(repo: Path, venv: Path, stamps: Stamps) -> None:
-    """pip install the base and test requirements, unless the stamp matches."""
+    """pip install the base, test and optional requirements, unless the stamp matches."""
     reqs = [repo / BASE_REQUIREMENTS, repo / TEST_REQUIREMENTS]
     for req in reqs:
         if not req.is_file():
             raise WsError(f"{req.relative_to(repo)} is missing: restore it from git")
-    key = _hash_files(reqs, platform.python_version())
+    reqs += [repo / extra for extra in EXTRA_REQUIREMENTS if (repo / extra).is_file()]
+    nodeps = repo / NODEPS_REQUIREMENTS
+    key = _hash_files(reqs + ([nodeps] if nodeps.is_file() else []), platform.python_version())
     if stamps.get("pip").get("key") == key:
         _say("requirements already installed")
         return
     _say("pip install -r " + " -r ".join(str(r.relative_to(repo)) for r in reqs))
-    cmd = [
-        str(venv_python(venv)),
-        "-m",
-        "pip",
-        "install",
-        "--disable-pip-version-check",
-        "--progress-bar",
-        "off",
-        "-q",
-    ]
-    for req in reqs:
-        cmd += ["-r", str(req)]
-    if subprocess.run(cmd, check=False).returncode != 0:
-        raise WsError("pip install failed (see above): fix the requirement or the network, rerun")
+    _pip_install(venv, [arg for req in reqs for arg in ("-r", str(req))])
+    if nodeps.is_file():
+        _say(f"pip install --no-deps -r {NODEPS_REQUIREMENTS}")
+        _pip_install(venv, ["--no-deps", "-r", str(nodeps)])
     stamps.put("pip", {"key": key})
+
+
+def ensure_intel_opencl(repo: Path, venv: Path) -> Path:
+    """Install Intel's CPU OpenCL runtime into the venv; return the ICD vendors folder.
+
+    The folder registers Intel's runtime and a copy of PoCL's, so that with
+    ``OCL_ICD_VENDORS`` set to it both host devices are visible (ci/lib.sh exports it).
+    """
+    script = repo / INTEL_OPENCL_SCRIPT
+    if not script.is_file():
+        raise WsError(
+            f"{INTEL_OPENCL_SCRIPT} is missing: restore it from git, or pass --skip-intel"
+        )
+    result = subprocess.run(
+        ["bash", str(script), str(venv)], check=False, stdout=subprocess.PIPE, text=True
+    )
+    lines = result.stdout.strip().splitlines()
+    if result.returncode != 0 or not lines or "OCL_ICD_VENDORS=" not in lines[-1]:
+        raise WsError(
+            f"{INTEL_OPENCL_SCRIPT} failed (see above): fix it, or pass --skip-intel to test "
+            "on PoCL only"
+        )
+    return Path(lines[-1].split("OCL_ICD_VENDORS=", 1)[1])
 
 
 def ensure_opencl(allow_apt: bool = True) -> list[str]:
@@ -157,7 +186,14 @@ def ensure_runtime(repo: Path, venv: Path, stamps: Stamps, jobs: int) -> str:
     return f"runtime installed: {installed}"
 
 
-def setup(repo: Path, venv: Path, skip_opencl: bool, skip_runtime: bool, jobs: int) -> None:
+def setup(
+    repo: Path,
+    venv: Path,
+    skip_opencl: bool,
+    skip_runtime: bool,
+    jobs: int,
+    skip_intel: bool = False,
+) -> None:
     """All steps, in order; raises WsError with what to do on the first that cannot finish."""
     if sys.version_info < (3, 11):
         raise WsError("Python 3.11 or newer is needed (tomllib): run with python3.11")
@@ -168,7 +204,14 @@ def setup(repo: Path, venv: Path, skip_opencl: bool, skip_runtime: bool, jobs: i
     if skip_opencl:
         _say("OpenCL check skipped (--skip-opencl)")
     else:
-        for dev in ensure_opencl():
+        ensure_opencl()
+        if skip_intel:
+            _say("Intel CPU OpenCL skipped (--skip-intel)")
+        else:
+            vendors = ensure_intel_opencl(repo, venv)
+            os.environ["OCL_ICD_VENDORS"] = str(vendors)
+            _say(f"ICD vendors folder (PoCL + Intel): {vendors}")
+        for dev in opencl.devices():
             _say(f"OpenCL device: {dev}")
     _say(ensure_patches(repo, venv))
     if skip_runtime:
