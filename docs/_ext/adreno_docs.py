@@ -46,6 +46,10 @@
     The ``--help`` text of ``python -m adreno_ws`` and of each subcommand, from its argparse
     parser.
 
+``.. example-output:: SCRIPT FUNCTION``
+    A literal block with the string that ``FUNCTION()`` of ``docs/examples/SCRIPT`` returns,
+    computed at build time (sample output that follows the code).
+
 ``:pyvalue:`module.NAME```
     The value of a module-level constant, imported at build time (thresholds quoted in prose).
 
@@ -54,7 +58,9 @@ Every code block of the docs is one of these, or a ``literalinclude`` of a scrip
 """
 
 import importlib
+import importlib.util
 import os
+import sys
 import tomllib
 from pathlib import Path
 
@@ -160,7 +166,9 @@ class TopicsTable(SphinxDirective):
         row([_paragraph(nodes.Text(t)) for t in ("#", "subject (patch name)", "files")], head)
         for index, topic in enumerate(topics, start=1):
             files = nodes.bullet_list()
-            for name in topic.get("files", []) + [f"(deletes) {d}" for d in topic.get("delete", [])]:
+            for name in topic.get("files", []) + [
+                f"(deletes) {d}" for d in topic.get("delete", [])
+            ]:
                 item = nodes.list_item()
                 item += _paragraph(nodes.literal(text=name))
                 files += item
@@ -266,7 +274,9 @@ class ModuleReference(SphinxDirective):
             lines += [""]
         container = nodes.section()
         container.document = self.state.document
-        nested_parse_with_titles(self.state, StringList(lines, source=f"<{which} modules>"), container)
+        nested_parse_with_titles(
+            self.state, StringList(lines, source=f"<{which} modules>"), container
+        )
         return container.children
 
 
@@ -285,7 +295,9 @@ class CliHelp(SphinxDirective):
 
         def walk(p, prefix):
             for action in p._actions:  # pylint: disable=protected-access
-                if isinstance(action, argparse._SubParsersAction):  # pylint: disable=protected-access
+                if isinstance(
+                    action, argparse._SubParsersAction
+                ):  # pylint: disable=protected-access
                     for name, sub in action.choices.items():
                         sub.prog = f"{prefix} {name}"
                         texts.append(sub.format_help())
@@ -297,6 +309,23 @@ class CliHelp(SphinxDirective):
             text = text.replace(str(REPO), "<repo>")
             out.append(nodes.literal_block(text, text))
         return out
+
+
+class ExampleOutput(SphinxDirective):
+    """Call a function of an example script at build time and show what it returns."""
+
+    required_arguments = 2
+
+    def run(self):
+        script, func = self.arguments
+        path = REPO / "docs" / "examples" / script
+        self.env.note_dependency(str(path))
+        spec = importlib.util.spec_from_file_location(f"_docs_example_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # TVMScript reads the source through sys.modules
+        spec.loader.exec_module(module)
+        text = str(getattr(module, func)())
+        return [nodes.literal_block(text, text)]
 
 
 def pyvalue_role(name, rawtext, text, lineno, inliner, options=None, content=None):
@@ -330,5 +359,6 @@ def setup(app):
     app.add_directive("pipeline-passes", PipelinePasses)
     app.add_directive("module-reference", ModuleReference)
     app.add_directive("cli-help", CliHelp)
+    app.add_directive("example-output", ExampleOutput)
     app.add_role("pyvalue", pyvalue_role)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

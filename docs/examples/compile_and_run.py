@@ -38,7 +38,7 @@ from tvm.script import relax as R
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
 from adreno_ws.model_census import census, format_census  # noqa: E402
 
-# [model-begin]
+
 @tvm.script.ir_module
 class Net:  # pylint: disable=too-few-public-methods
     """conv3x3 -> relu -> conv1x1 -> global average pool: a typical vision block."""
@@ -55,10 +55,8 @@ class Net:  # pylint: disable=too-few-public-methods
             out = R.mean(z, axis=[2, 3], keepdims=True)
             R.output(out)
         return out
-# [model-end]
 
 
-# [precision-begin]
 def to_precision(mod: tvm.IRModule, dtype: str) -> tvm.IRModule:
     """float32 as is; float16: fp16 storage and math; float16_acc32: fp16 storage,
     conv2d and matmul accumulate in float32."""
@@ -66,12 +64,23 @@ def to_precision(mod: tvm.IRModule, dtype: str) -> tvm.IRModule:
         return mod
     out_dtype = {"float16": "float16", "float16_acc32": "float32"}[dtype]
     return relax.transform.ToMixedPrecision(out_dtype=out_dtype)(mod)
-# [precision-end]
+
+
+def census_line() -> str:
+    """The census of ``Net`` in float32 as one line (the docs build shows it as sample output)."""
+    target = tvm.target.Target("qcom/adreno-opencl-texture", host="llvm")
+    with target:
+        lowered = tvm.transform.Sequential(
+            relax.pipeline.library_dispatch_passes(target) + relax.pipeline.legalize_passes(target)
+        )(Net)
+    return format_census("net", census(lowered))
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dtype", default="float32", choices=["float32", "float16", "float16_acc32"])
+    parser.add_argument(
+        "--dtype", default="float32", choices=["float32", "float16", "float16_acc32"]
+    )
     parser.add_argument("--compile-only", action="store_true")
     args = parser.parse_args()
 
@@ -112,8 +121,10 @@ def main() -> int:
     expected = ref_vm["main"](*[tvm.runtime.tensor(a.astype("float32")) for a in inputs]).numpy()
     tol = 1e-4 if args.dtype == "float32" else 2e-2
     np.testing.assert_allclose(result.astype("float32"), expected, rtol=tol, atol=tol)
-    print(f"ok: {dev.device_name}, {args.dtype}, max abs error "
-          f"{np.abs(result.astype('float32') - expected).max():.2e}")
+    print(
+        f"ok: {dev.device_name}, {args.dtype}, max abs error "
+        f"{np.abs(result.astype('float32') - expected).max():.2e}"
+    )
     return 0
 
 

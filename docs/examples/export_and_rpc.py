@@ -63,7 +63,6 @@ class Net:  # pylint: disable=too-few-public-methods
         return z
 
 
-# [export-begin]
 def export(android: bool, path: str) -> str:
     """Compile ``Net`` for Adreno textures and write it as a shared library at ``path``."""
     if android:
@@ -81,10 +80,8 @@ def export(android: bool, path: str) -> str:
     else:
         executable.export_library(path)
     return path
-# [export-end]
 
 
-# [rpc-begin]
 def run_remote(lib_path: str, tracker: str, key: str, inputs):
     """Upload the library to a device registered with ``tracker`` under ``key`` and run it."""
     host, port = tracker.rsplit(":", 1)
@@ -98,7 +95,6 @@ def run_remote(lib_path: str, tracker: str, key: str, inputs):
     timer = vm.time_evaluator("main", dev, number=10, repeat=1, min_repeat_ms=0)
     mean_ms = timer(*[tvm.runtime.tensor(a, dev) for a in inputs]).mean * 1e3
     return out.numpy(), mean_ms
-# [rpc-end]
 
 
 def _free_port() -> int:
@@ -115,19 +111,40 @@ def local_rpc(key: str, log_dir: str):
     RPC server starts; their output goes to files in ``log_dir``."""
     port = _free_port()
     commands = {
-        "tracker": ["tvm.exec.rpc_tracker", "--host", "127.0.0.1", "--port", str(port),
-                    "--port-end", str(port + 1)],
-        "server": ["tvm.exec.rpc_server", "--host", "127.0.0.1", "--port", str(_free_port()),
-                   "--port-end", "65000", "--tracker", f"127.0.0.1:{port}", "--key", key,
-                   "--no-fork"],
+        "tracker": [
+            "tvm.exec.rpc_tracker",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--port-end",
+            str(port + 1),
+        ],
+        "server": [
+            "tvm.exec.rpc_server",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(_free_port()),
+            "--port-end",
+            "65000",
+            "--tracker",
+            f"127.0.0.1:{port}",
+            "--key",
+            key,
+            "--no-fork",
+        ],
     }
     procs = {}
     try:
         for name, args in commands.items():
             with open(os.path.join(log_dir, f"{name}.log"), "wb") as log:
                 procs[name] = subprocess.Popen(
-                    [sys.executable, "-m", *args], stdout=log, stderr=subprocess.STDOUT,
-                    stdin=subprocess.DEVNULL, start_new_session=True,
+                    [sys.executable, "-m", *args],
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    start_new_session=True,
                 )
         deadline = time.time() + 300  # both processes import tvm first (seconds each)
         while True:
@@ -164,8 +181,10 @@ def main() -> int:
     args = parser.parse_args()
 
     rng = np.random.default_rng(0)
-    inputs = [rng.uniform(-1, 1, [int(d) for d in p.ty.shape]).astype("float32")
-              for p in Net["main"].params]
+    inputs = [
+        rng.uniform(-1, 1, [int(d) for d in p.ty.shape]).astype("float32")
+        for p in Net["main"].params
+    ]
     ref_vm = relax.VirtualMachine(tvm.compile(Net, target="llvm"), tvm.cpu())
     expected = ref_vm["main"](*[tvm.runtime.tensor(a) for a in inputs]).numpy()
 

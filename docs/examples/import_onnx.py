@@ -89,16 +89,24 @@ def main() -> int:
     vm = relax.VirtualMachine(executable, dev)
     logits = vm["main"](tvm.runtime.tensor(image, dev))
     # [import-end]
-    logits = logits[0] if isinstance(logits, (list, tuple)) or type(logits).__name__ == "Array" else logits
+    logits = (
+        logits[0]
+        if isinstance(logits, (list, tuple)) or type(logits).__name__ == "Array"
+        else logits
+    )
     result = logits.numpy()
 
     import onnxruntime  # pylint: disable=import-outside-toplevel
 
-    session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    session = onnxruntime.InferenceSession(
+        model.SerializeToString(), providers=["CPUExecutionProvider"]
+    )
     (expected,) = session.run(None, {"image": image})
     np.testing.assert_allclose(result, expected, rtol=1e-4, atol=1e-4)
-    print(f"ok: ONNX model on {dev.device_name}, top-1 {int(result.argmax())}, "
-          f"max abs error {np.abs(result - expected).max():.2e}")
+    print(
+        f"ok: ONNX model on {dev.device_name}, top-1 {int(result.argmax())}, "
+        f"max abs error {np.abs(result - expected).max():.2e}"
+    )
     return 0
 
 

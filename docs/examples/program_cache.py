@@ -35,8 +35,7 @@ import textwrap
 import tvm
 from tvm.script import relax as R
 
-CHILD = textwrap.dedent(
-    """
+CHILD = textwrap.dedent("""
     import json, sys, time
     import numpy as np
     import tvm
@@ -54,8 +53,7 @@ CHILD = textwrap.dedent(
     # [child-end]
     seconds = time.perf_counter() - start
     print(json.dumps({**{k: int(v) for k, v in stats.items()}, "seconds": seconds}))
-    """
-)
+    """)
 
 
 @tvm.script.ir_module
@@ -96,8 +94,10 @@ def main() -> int:
         assert cold["enabled"] == 1 and cold["misses"] > 0 and cold["stores"] == cold["misses"]
         assert warm["hits"] == cold["misses"] and warm["misses"] == 0, warm
         entries = os.listdir(env["TVM_OPENCL_CACHE_DIR"])
-        print(f"ok: {len(entries)} cache entries; warm run {warm['seconds']:.2f} s "
-              f"vs cold {cold['seconds']:.2f} s (including import and load)")
+        print(
+            f"ok: {len(entries)} cache entries; warm run {warm['seconds']:.2f} s "
+            f"vs cold {cold['seconds']:.2f} s (including import and load)"
+        )
     return 0
 
 

@@ -98,9 +98,7 @@ def blocks(path: Path) -> List[Block]:
         content_lines = [ln for ln in rest]
         while content_lines and not content_lines[0].strip():
             content_lines.pop(0)
-        margin = min(
-            (len(ln) - len(ln.lstrip()) for ln in content_lines if ln.strip()), default=0
-        )
+        margin = min((len(ln) - len(ln.lstrip()) for ln in content_lines if ln.strip()), default=0)
         content = "\n".join(ln[margin:] for ln in content_lines)
         out.append(
             Block(

@@ -38,11 +38,21 @@ def test_docs_build(tmp_path):
         check=False,
     )
     seconds = time.monotonic() - start
-    assert proc.returncode == 0, f"docs/build.sh failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}"
+    assert (
+        proc.returncode == 0
+    ), f"docs/build.sh failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}"
     html = tmp_path / "out" / "html"
-    for page in ("index.html", "howto/deploy.html", "howto/testing.html", "contributing.html",
-                 "design/textures.html", "benchmarks/index.html", "api/adreno.html",
-                 "api/tooling.html", "reference/environment.html"):
+    for page in (
+        "index.html",
+        "howto/deploy.html",
+        "howto/testing.html",
+        "contributing.html",
+        "design/textures.html",
+        "benchmarks/index.html",
+        "api/adreno.html",
+        "api/tooling.html",
+        "reference/environment.html",
+    ):
         assert (html / page).is_file(), f"{page} was not built"
     bench = (html / "benchmarks" / "index.html").read_text()
     if (dt.DOCS / "benchmarks" / "results.rst").is_file():

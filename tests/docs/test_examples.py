@@ -34,6 +34,7 @@ EXAMPLES = [
     ("compile_and_run.py", ["--dtype", "float16_acc32", "--compile-only"], [], False),
     ("import_onnx.py", [], ["onnx", "onnxruntime"], True),
     ("import_pytorch.py", [], ["torch"], True),
+    ("import_tflite.py", [], ["tflite", "mediapipe"], True),
     ("export_and_rpc.py", ["--local-rpc"], ["tornado", "cloudpickle"], True),
     ("program_cache.py", [], [], True),
 ]
@@ -62,7 +63,11 @@ def test_example(script, args, modules, device, tmp_path):
     with open(out, "wb") as fout, open(err, "wb") as ferr:
         proc = subprocess.Popen(
             [sys.executable, str(dt.EXAMPLES / script), *args],
-            cwd=dt.REPO, env=env, stdout=fout, stderr=ferr, stdin=subprocess.DEVNULL,
+            cwd=dt.REPO,
+            env=env,
+            stdout=fout,
+            stderr=ferr,
+            stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
         try:
