@@ -212,7 +212,12 @@ class PipelinePasses(SphinxDirective):
         items = nodes.enumerated_list()
         for item in passes:
             entry = nodes.list_item()
-            entry += _paragraph(nodes.literal(text=_pass_name(item)))
+            para = _paragraph(nodes.literal(text=_pass_name(item)))
+            rules = getattr(item, "rules", None)  # dlight ApplyDefaultSchedule: its rules
+            if rules:
+                names = [f"{type(r).__module__.split('.')[-2]}.{type(r).__name__}" for r in rules]
+                para += nodes.Text(" (rules, first match wins: " + ", ".join(names) + ")")
+            entry += para
             items += entry
         if not passes:
             return [_paragraph(nodes.emphasis(text="(no passes for this target)"))]
