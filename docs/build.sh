@@ -32,7 +32,7 @@ fi
     || { echo "docs: error: $PYTHON cannot import tvm: run 'python -m adreno_ws setup' or set PYTHON" >&2; exit 1; }
 
 start=$(date +%s)
-rm -rf "$OUTDIR"
+rm -rf "$OUTDIR/html"
 # -E: no saved environment (always a full build); -j 1: autodoc imports tvm once.
 "$PYTHON" -m sphinx -b html -W --keep-going -n -E -q "$DOCS" "$OUTDIR/html"
 "$PYTHON" "$DOCS/check_links.py" "$OUTDIR/html"
