@@ -235,6 +235,8 @@ def measure_model(sess, bundle, meta, ceil, args, ref_meta):
         try:
             prof = profile_model(mr, runs=10)
             row["conv_kernel_ms"] = f"{sum(ms for name, ms, _ in prof if 'conv2d' in name):.4f}"
+            row["notes"] = "; ".join(notes + ["calls: " + " ".join(
+                f"{name.replace('vm.builtin.', '')}={ms:.3f}" for name, ms, _ in prof[:6])])
         except Exception as err:  # pylint: disable=broad-except
             notes.append("kernel profile: " + one_line(err))
             row["notes"] = "; ".join(notes)
@@ -272,8 +274,8 @@ def profile_model(mr, runs: int = 5):
     for _ in range(runs):
         mr.run()
     # The VM keeps the instrument: profile a model only after its timings are taken.
-    return sorted(((k, v * 1e3 / runs, counts[k] // runs) for k, v in totals.items()
-                   if not k.startswith("vm.builtin.")), key=lambda r: -r[1])
+    return sorted(((k, v * 1e3 / runs, counts[k] // runs) for k, v in totals.items()),
+                  key=lambda r: -r[1])
 
 
 STARTUP_CHILD = r"""
@@ -517,7 +519,10 @@ def main() -> int:
         prof_rows = []
         for (model, config), mr in sorted(keep.items()):
             try:
-                for name, ms, calls in profile_model(mr)[:25]:
+                prof = profile_model(mr)
+                builtins = [p for p in prof if p[0].startswith("vm.builtin.")]
+                kernels = [p for p in prof if not p[0].startswith("vm.builtin.")]
+                for name, ms, calls in kernels[:25] + builtins[:5]:
                     prof_rows.append(dict(model=model, config=config, kernel=name, ms_per_run=f"{ms:.4f}", calls=calls))
                 log(f"profiled {model} {config}")
             except Exception as err:  # pylint: disable=broad-except

@@ -229,11 +229,71 @@ def render(run: pathlib.Path, docs: pathlib.Path) -> str:
         out.append("Distinct conv layers of ResNet-50 and MobileNetV2 (conv2d alone, no bias).  The "
                    "(a)/(b)/(c) times are the whole module, so the texture configurations include the "
                    "layout transforms of the activation into and out of NCHW4c; the last column is the "
-                   "conv kernel alone (device sync around the call, so about 10 us of overhead).  "
+                   "conv kernels alone (device sync around each call: about 20 us of overhead per call on "
+                   "the NVIDIA driver, so it is meaningful for the slower layers only).  "
                    "Speedup = time of (b) or (c) / time of (a).\n")
         out.append(table(["layer", "GFLOP", "(a) ms", "(b) ms", "(c) ms", "a vs b", "a vs c", "(a) % peak", "(a) GB/s",
                           "conv kernel alone ms a / b / c"],
                          layer_rows))
+    # Findings: per layer kind, geometric-mean speedup of (a); network time by kernel category
+    kinds = {}
+    for layer in layers:
+        kind = layer_label(layer).split(" ")[0] + (" s2" if " s2 " in layer_label(layer) else "")
+        if layer.split(":")[1].startswith("3,"):
+            kind = "stem (3 input channels)"
+        a = by.get((layer, "a"), {})
+        for base in "bc":
+            o = by.get((layer, base), {})
+            if a.get("status") == "ok" and o.get("status") == "ok":
+                kinds.setdefault((kind, base), []).append(fnum(o["median_ms"]) / fnum(a["median_ms"]))
+    find = []
+    for kind in sorted({k for k, _ in kinds}):
+        cells = [kind]
+        for base in "bc":
+            vals = kinds.get((kind, base), [])
+            cells.append(f"{math.exp(sum(map(math.log, vals)) / len(vals)):.2f}x ({len(vals)})" if vals else "n/a")
+        find.append(cells)
+    if find:
+        out += ["Findings", "--------", ""]
+        out.append("Speedup of (a) per conv kind (geometric mean over the sweep's layers of that kind, "
+                   "count in brackets; >1: (a) faster).  (b)'s results are wrong except on the stems, so "
+                   "'a vs b' is a speed comparison only.\n")
+        out.append(table(["layer kind", "(a) vs (b)", "(a) vs (c)"], find))
+    if profile:
+        def category(name):
+            if name.startswith("vm.builtin."):
+                return None
+            if "winograd" in name:
+                return "conv (winograd)"
+            if "depthwise" in name or "group" in name:
+                return "depthwise conv"
+            if "conv2d" in name:
+                return "conv"
+            if "layout_transform" in name:
+                return "layout transform"
+            if "pool" in name:
+                return "pooling"
+            if "matmul" in name or "dense" in name:
+                return "dense"
+            return "elementwise/other"
+        cat_rows = []
+        for model in sorted({r["model"] for r in profile}):
+            for cfg in "abc":
+                mine = [r for r in profile if r["model"] == model and r["config"] == cfg]
+                if not mine:
+                    continue
+                share = {}
+                for r in mine:
+                    c = category(r["kernel"])
+                    if c:
+                        share[c] = share.get(c, 0.0) + fnum(r["ms_per_run"])
+                total = sum(share.values()) or 1.0
+                cat_rows.append([model, cfg] + [f"{100 * share.get(c, 0) / total:.0f}%" for c in
+                                                ("conv", "conv (winograd)", "depthwise conv", "layout transform",
+                                                 "pooling", "dense", "elementwise/other")])
+        out.append("Where the time goes (share of the 25 slowest kernels per network, synced profile):\n")
+        out.append(table(["model", "config", "conv", "winograd", "depthwise", "layout", "pool", "dense", "other"],
+                         cat_rows))
     # Goals
     goals = []
     net = {(r["model"], r["config"]): r for r in rows if r["kind"] == "network" and r["dtype"] == "float32"}
@@ -288,12 +348,15 @@ def render(run: pathlib.Path, docs: pathlib.Path) -> str:
     if profile:
         out += ["Slowest kernels", "---------------", ""]
         out.append("Per-kernel wall time with a device sync around every VM call (so small kernels carry "
-                   "some sync overhead), mean of 5 runs, top 8 per network for (a) and (c).\n")
+                   "some sync overhead: about 20 us per call on the NVIDIA driver), mean of 5 runs, top 8 "
+                   "per network for (a) and (c); *% of listed* is the share of the 25 slowest kernels.\n")
         prow = []
         for model in sorted({r["model"] for r in profile}):
             for cfg in ("a", "c"):
-                sel = [r for r in profile if r["model"] == model and r["config"] == cfg][:8]
-                total = sum(fnum(r["ms_per_run"]) for r in profile if r["model"] == model and r["config"] == cfg)
+                mine = [r for r in profile if r["model"] == model and r["config"] == cfg
+                        and not r["kernel"].startswith("vm.builtin.")]
+                sel = mine[:8]
+                total = sum(fnum(r["ms_per_run"]) for r in mine)
                 prow += [[model, cfg, r["kernel"], r["ms_per_run"], r["calls"],
                           f"{100 * fnum(r['ms_per_run']) / total:.1f}" if total else ""] for r in sel]
         out.append(table(["model", "config", "kernel", "ms per run", "calls", "% of listed"], prow))
