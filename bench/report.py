@@ -312,13 +312,18 @@ def render(run: pathlib.Path, docs: pathlib.Path) -> str:
                       "met" if faster == comparable else "short"])
         best3 = max((fnum(by[(l, 'a')].get("pct_peak"), 0) for l in layers
                      if (l, "a") in by and by[(l, "a")]["status"] == "ok" and layer_label(l).startswith("3x3")), default=0)
-        goals.append(["3x3 conv >= 25% of fp32 peak with (a)", f"best {best3:.1f}%", "met" if best3 >= 25 else "short"])
+        goals.append(["3x3 conv >= 25% of fp32 peak with (a)",
+                      f"best {best3:.1f}% (direct-convolution FLOP count over the whole module; "
+                      f"Winograd kernels do fewer real FLOPs)", "met" if best3 >= 25 else "short"])
     st = {(r["model"], r["config"], r["mode"]): r for r in startup}
     for model, cfg in sorted({(r["model"], r["config"]) for r in startup if r["mode"] != "error"}):
         cold = fnum(st.get((model, cfg, "cold"), {}).get("first_result_s"))
         warm = fnum(st.get((model, cfg, "warm"), {}).get("first_result_s"))
+        dwarm = fnum(st.get((model, cfg, "driver_warm"), {}).get("first_result_s"))
         if cfg == "a" and not math.isnan(cold) and warm > 0:
-            goals.append([f"warm start >= 10x faster than cold ({model}, (a))", f"{cold / warm:.1f}x",
+            goals.append([f"warm start >= 10x faster than cold ({model}, (a))",
+                          f"{cold / warm:.1f}x with the TVM program cache alone ({cold:.2f} s -> {warm:.2f} s); "
+                          f"{cold / dwarm:.0f}x once the driver cache is warm too ({dwarm:.2f} s)",
                           "met" if cold / warm >= 10 else "short"])
     out += ["Goals", "-----", ""]
     out.append("Stated goals, compared with this run (not asserted anywhere).\n")

@@ -207,7 +207,11 @@ def cmd_collect(args) -> int:
                          ("checks.csv", "-checks.csv"), ("profile.csv", "-profile.csv"),
                          ("env.json", "-env.json")):
         if (src / part).is_file():
-            shutil.copy2(src / part, dest / (name + suffix))
+            target = dest / (name + suffix)
+            if target.exists():
+                target.chmod(0o644)
+            shutil.copy2(src / part, target)
+            target.chmod(0o644)
     print(f"collected {src} into {dest}/{name}*")
     return 0
 
