@@ -101,7 +101,7 @@ def plots(rows, ceilings, docs: pathlib.Path, device: str) -> List[str]:
                 ax.plot([j - 0.45, j + 0.45], [GOALS[net]] * 2, "k--", lw=1)
         ax.set_xticks(range(len(nets)), nets)
         ax.set_ylabel("median latency, ms (device timer)")
-        ax.set_title(f"Networks, batch 1, 224x224, float32 on {device}\n(hatched: wrong result; dashed: goal for (a))", fontsize=9)
+        ax.set_title(f"Networks, batch 1, float32 on {device} (blazeface 128, palm 192, others 224 px)\n(hatched: wrong result; dashed: goal for (a))", fontsize=9)
         ax.legend(fontsize=8)
         fig.tight_layout()
         fig.savefig(docs / "network_latency.png", dpi=110)
