@@ -56,6 +56,7 @@ def pytest_configure(config):
         "markers", "requires_opencl: runs kernels on an OpenCL device with image support"
     )
     config.addinivalue_line("markers", "requires_fp16: the OpenCL device must offer cl_khr_fp16")
+    config.addinivalue_line("markers", "slow: a long test (real models); deselect with -m 'not slow'")
 
 
 def pytest_report_header(config):  # pylint: disable=unused-argument

