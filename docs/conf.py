@@ -80,9 +80,7 @@ nitpick_ignore_regex = [
 # Docstring problems in mirror files owned by other work, let through by exact match until
 # their owners fix them: (substring of the location, substring of the message). Keep short;
 # every entry is a bug in a docstring that renders wrongly on the API pages.
-KNOWN_DOCSTRING_WARNINGS = [
-    ("adreno/transform/texture_scope.py", "Malformed table"),
-]
+KNOWN_DOCSTRING_WARNINGS = []
 
 
 class _KnownWarnings:  # pylint: disable=too-few-public-methods

@@ -22,7 +22,7 @@ Where the device is
   --key=KEY`` on the device).  All three or none.
   ``RPC_TARGET_HOST``: the host part of the target for that device (default ``llvm``, right for
   a server on this machine; ``llvm -mtriple=aarch64-linux-android`` for a phone).
-  ``TVM_NDK_CC``: when set, modules are linked with ``tvm.contrib.ndk.create_shared`` (Android).
+  ``TVM_NDK_CC``: when set, modules are linked with ``tvm.support.ndk.create_shared`` (Android).
 
 Without the variables, ``LocalRpc`` starts a tracker and an RPC server on loopback; the server
 runs in its own process and uses this machine's OpenCL device.
@@ -149,7 +149,7 @@ def export(executable, directory: str, name: str) -> str:
     """Export an executable as a shared library for the device; returns its path."""
     path = os.path.join(directory, name)
     if os.environ.get("TVM_NDK_CC"):
-        from tvm.contrib import ndk  # pylint: disable=import-outside-toplevel
+        from tvm.support import ndk  # pylint: disable=import-outside-toplevel
 
         executable.export_library(path, fcompile=ndk.create_shared)
     else:

@@ -20,13 +20,13 @@
 A texture tensor ``[d0, ..., d(r-2), 4]`` is stored as an ``image2d_array`` whose pixel is the
 last axis.  The memory scope names the axis ``a`` that separates height from width:
 
-====================== === ====================================================
-scope                  a   image (width x height x layers)
-====================== === ====================================================
-``global.texture``     r-2 ``d(r-2)`` x ``d(r-3)`` x ``d0*...*d(r-4)``
-``global.texture-nhwc`` 2  ``d2*...*d(r-2)`` x ``d1`` x ``d0``
-``global.texture-weight`` 1 ``d1*...*d(r-2)`` x ``d0`` x 1
-====================== === ====================================================
+========================== ===== ============================================
+scope                      a     image (width x height x layers)
+========================== ===== ============================================
+``global.texture``         r-2   ``d(r-2)`` x ``d(r-3)`` x ``d0*...*d(r-4)``
+``global.texture-nhwc``    2     ``d2*...*d(r-2)`` x ``d1`` x ``d0``
+``global.texture-weight``  1     ``d1*...*d(r-2)`` x ``d0`` x 1
+========================== ===== ============================================
 
 ``AnnotateCustomMemoryScope`` (C++, ``src/relax/backend/adreno/annotate_custom_storage.cc``)
 takes the first of ``-weight``, ``-nhwc``, ``texture`` that fits.  For activations with batch 1
