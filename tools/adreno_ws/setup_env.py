@@ -133,8 +133,8 @@ def ensure_intel_opencl(repo: Path, venv: Path) -> Path:
     return Path(lines[-1].split("OCL_ICD_VENDORS=", 1)[1])
 
 
-def ensure_opencl(allow_apt: bool = True) -> list[str]:
-    """Install the OpenCL packages when missing (as root), then return the visible devices."""
+def ensure_opencl_packages(allow_apt: bool = True) -> None:
+    """Install the OpenCL packages (PoCL, ICD loader, headers, clinfo) when missing, as root."""
     missing = opencl.missing_packages()
     if missing:
         names = " ".join(missing)
@@ -151,6 +151,13 @@ def ensure_opencl(allow_apt: bool = True) -> list[str]:
         ):
             if subprocess.run(cmd, env=env, check=False).returncode != 0:
                 raise WsError(f"`{' '.join(cmd)}` failed (see above): install {names} by hand")
+
+
+def visible_opencl_devices() -> list[str]:
+    """The OpenCL devices the ICD loader lists; an error with what to do when there is none.
+
+    The loader reads ``OCL_ICD_VENDORS`` once per process: call this after setting it.
+    """
     found = opencl.devices()
     if not found:
         raise WsError(
@@ -204,14 +211,14 @@ def setup(
     if skip_opencl:
         _say("OpenCL check skipped (--skip-opencl)")
     else:
-        ensure_opencl()
+        ensure_opencl_packages()
         if skip_intel:
             _say("Intel CPU OpenCL skipped (--skip-intel)")
         else:
             vendors = ensure_intel_opencl(repo, venv)
             os.environ["OCL_ICD_VENDORS"] = str(vendors)
             _say(f"ICD vendors folder (PoCL + Intel): {vendors}")
-        for dev in opencl.devices():
+        for dev in visible_opencl_devices():
             _say(f"OpenCL device: {dev}")
     _say(ensure_patches(repo, venv))
     if skip_runtime:
