@@ -13,6 +13,8 @@ PYTHON="${PYTHON:-python3}"
 VENV="${ADRENO_WS_VENV:-$REPO/.venv}"
 VPY="$VENV/bin/python"
 OUT="$REPO/build/ci"
+# The real-model tests append one JSON line per model: texture vs buffer operator counts.
+export TEXTURE_CENSUS_FILE="$OUT/census.jsonl"
 TEST_TIMEOUT="${ADRENO_WS_TEST_TIMEOUT:-3000}"
 START_TIME=$(date +%s)
 
@@ -25,7 +27,7 @@ ws() { PYTHONPATH="$REPO/tools${PYTHONPATH:+:$PYTHONPATH}" "$PYTHON" -m adreno_w
 ws_setup() {
     "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
         || die "$PYTHON is older than 3.11: set PYTHON to a python3.11 or newer"
-    mkdir -p "$OUT" && rm -f "$OUT"/*.xml
+    mkdir -p "$OUT" && rm -f "$OUT"/*.xml "$TEXTURE_CENSUS_FILE"
     step "setup ($VENV)"
     ws setup --venv "$VENV" ${ADRENO_WS_SETUP_ARGS:-}
     # Intel's CPU OpenCL (installed by setup) is registered beside PoCL in this folder.
@@ -77,6 +79,8 @@ summary() {
     grep -v '^\s*\(#\|$\)' "$REPO/patches/series" | sed 's/^/  /'
     echo "time: $(elapsed)"
     echo "$1"
+    echo "operators on textures / buffers per real model:"
+    ws census-summary "$TEXTURE_CENSUS_FILE"
     echo "tests:"
     local files=("$OUT"/*.xml)
     if [ -e "${files[0]}" ]; then

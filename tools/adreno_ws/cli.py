@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -138,6 +139,26 @@ def cmd_opencl(args) -> int:
     return 0
 
 
+def cmd_census(args) -> int:
+    """Print one line per model of a TEXTURE_CENSUS_FILE (the last record of each model)."""
+    from .model_census import format_census  # pylint: disable=import-outside-toplevel
+
+    path = Path(args.file)
+    records = {}
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(line)
+                records[record["model"]] = record
+            except (ValueError, KeyError, TypeError):
+                print(f"  (skipped a malformed census line in {path})")
+    if not records:
+        print("  (no model census recorded)")
+    for name, record in sorted(records.items()):
+        print("  " + format_census(name, record))
+    return 0
+
+
 def cmd_junit(args) -> int:
     """Print per-file and total pass/fail/skip counts of JUnit XML files."""
     from .report import junit_counts  # pylint: disable=import-outside-toplevel
@@ -250,6 +271,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("junit-summary", help="totals of pytest JUnit XML files")
     p.add_argument("files", nargs="+")
     p.set_defaults(func=cmd_junit)
+
+    p = sub.add_parser("census-summary", help="per-model texture/buffer counts (JSON lines)")
+    p.add_argument("file")
+    p.set_defaults(func=cmd_census)
 
     p = sub.add_parser("headers", help="check the ASF license header on mirror files")
     p.add_argument("files", nargs="*", help="files to check (default: all mirror .py files)")

@@ -48,3 +48,23 @@ def test_asf_header_check(tmp_path):
     bad = tmp_path / "a.py"
     bad.write_text("x = 1\n")
     assert missing_asf_header(bad)
+
+
+def test_census_summary_keeps_the_last_record_per_model(tmp_path, capsys):
+    census = tmp_path / "census.jsonl"
+    census.write_text(
+        '{"model": "net", "kernels_texture": 1, "kernels_buffer": 9, "kernels_layout_transform": 0}\n'
+        "not json\n"
+        '{"model": "net", "kernels_texture": 7, "kernels_buffer": 2, "kernels_layout_transform": 3}\n',
+        encoding="utf-8",
+    )
+    assert main(["census-summary", str(census)]) == 0
+    out = capsys.readouterr().out
+    assert "net: 7 texture / 2 buffer kernels (+3 layout transforms)" in out
+    assert "1 texture" not in out
+    assert "malformed census line" in out
+
+
+def test_census_summary_without_records(tmp_path, capsys):
+    assert main(["census-summary", str(tmp_path / "absent.jsonl")]) == 0
+    assert "no model census recorded" in capsys.readouterr().out
