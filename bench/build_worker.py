@@ -138,8 +138,14 @@ def build(model: str, config: str, out: pathlib.Path, tiny: bool, lift: bool = T
     except Exception as err:  # pylint: disable=broad-except
         meta["error"] = "model: " + _one_line(err)
         return meta
-    meta.update(params=info["params"], gflop=info["gflop"], bytes=info.get("bytes", 0),
-                layer=info.get("layer"), source=info.get("source", "relax"), seed=SEED)
+    meta.update(
+        params=info["params"],
+        gflop=info["gflop"],
+        bytes=info.get("bytes", 0),
+        layer=info.get("layer"),
+        source=info.get("source", "relax"),
+        seed=SEED,
+    )
     mod["main"] = mod["main"].with_attr("num_input", 1)
     stem = f"{model.replace(':', '_').replace(',', '-')}__{config}"
     meta["stem"] = stem
@@ -208,7 +214,11 @@ def reference(mod, meta, fixed, out: pathlib.Path) -> dict:
         t = time.perf_counter()
         result = vm["main"](*[tvm.runtime.tensor(a) for a in data])
         meta["run_s"] = time.perf_counter() - t
-        outs = result if isinstance(result, (list, tuple)) or type(result).__name__ == "Array" else [result]
+        outs = (
+            result
+            if isinstance(result, (list, tuple)) or type(result).__name__ == "Array"
+            else [result]
+        )
         arrays = {}
         for i, o in enumerate(outs):
             full = o.numpy()
@@ -229,9 +239,12 @@ def main() -> int:
     parser.add_argument("--models", required=True, help="comma-separated; layer:cin,cout,k,s,g,hw")
     parser.add_argument("--out", type=pathlib.Path, required=True)
     parser.add_argument("--tiny", action="store_true")
-    parser.add_argument("--no-lift", action="store_true",
-                        help="keep weight re-layouts in main (for TVM RPC: a tuple of remote "
-                        "tensors returned by main_transform_params cannot be passed back)")
+    parser.add_argument(
+        "--no-lift",
+        action="store_true",
+        help="keep weight re-layouts in main (for TVM RPC: a tuple of remote "
+        "tensors returned by main_transform_params cannot be passed back)",
+    )
     args = parser.parse_args()
     for sub in ("lib", "meta", "refs", "weights"):
         (args.out / sub).mkdir(parents=True, exist_ok=True)
@@ -242,10 +255,15 @@ def main() -> int:
         t = time.perf_counter()
         meta = build(name, args.config, args.out, args.tiny, lift=not args.no_lift)
         meta["tvm_file"] = tvm.__file__
-        (args.out / "meta" / f"{meta.get('stem', name)}.json").write_text(json.dumps(meta, indent=1))
+        (args.out / "meta" / f"{meta.get('stem', name)}.json").write_text(
+            json.dumps(meta, indent=1)
+        )
         status = "ok" if meta["ok"] else meta["error"]
-        print(f"[build {args.config}] {name}: {time.perf_counter() - t:.1f} s "
-              f"{'(lifted) ' if meta.get('lifted') else ''}{status}", flush=True)
+        print(
+            f"[build {args.config}] {name}: {time.perf_counter() - t:.1f} s "
+            f"{'(lifted) ' if meta.get('lifted') else ''}{status}",
+            flush=True,
+        )
     return 0
 
 

@@ -72,22 +72,56 @@ class OpenCL:
         lib = self.lib
         lib.clGetPlatformIDs.argtypes = [u32, ctypes.POINTER(vp), ctypes.POINTER(u32)]
         lib.clGetPlatformInfo.argtypes = [vp, u32, sz, vp, ctypes.POINTER(sz)]
-        lib.clGetDeviceIDs.argtypes = [vp, ctypes.c_uint64, u32, ctypes.POINTER(vp), ctypes.POINTER(u32)]
+        lib.clGetDeviceIDs.argtypes = [
+            vp,
+            ctypes.c_uint64,
+            u32,
+            ctypes.POINTER(vp),
+            ctypes.POINTER(u32),
+        ]
         lib.clGetDeviceInfo.argtypes = [vp, u32, sz, vp, ctypes.POINTER(sz)]
         lib.clCreateContext.restype = vp
-        lib.clCreateContext.argtypes = [vp, u32, ctypes.POINTER(vp), vp, vp, ctypes.POINTER(ctypes.c_int32)]
+        lib.clCreateContext.argtypes = [
+            vp,
+            u32,
+            ctypes.POINTER(vp),
+            vp,
+            vp,
+            ctypes.POINTER(ctypes.c_int32),
+        ]
         lib.clCreateCommandQueue.restype = vp
-        lib.clCreateCommandQueue.argtypes = [vp, vp, ctypes.c_uint64, ctypes.POINTER(ctypes.c_int32)]
+        lib.clCreateCommandQueue.argtypes = [
+            vp,
+            vp,
+            ctypes.c_uint64,
+            ctypes.POINTER(ctypes.c_int32),
+        ]
         lib.clCreateBuffer.restype = vp
         lib.clCreateBuffer.argtypes = [vp, ctypes.c_uint64, sz, vp, ctypes.POINTER(ctypes.c_int32)]
         lib.clCreateProgramWithSource.restype = vp
-        lib.clCreateProgramWithSource.argtypes = [vp, u32, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(sz), ctypes.POINTER(ctypes.c_int32)]
+        lib.clCreateProgramWithSource.argtypes = [
+            vp,
+            u32,
+            ctypes.POINTER(ctypes.c_char_p),
+            ctypes.POINTER(sz),
+            ctypes.POINTER(ctypes.c_int32),
+        ]
         lib.clBuildProgram.argtypes = [vp, u32, ctypes.POINTER(vp), ctypes.c_char_p, vp, vp]
         lib.clGetProgramBuildInfo.argtypes = [vp, vp, u32, sz, vp, ctypes.POINTER(sz)]
         lib.clCreateKernel.restype = vp
         lib.clCreateKernel.argtypes = [vp, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int32)]
         lib.clSetKernelArg.argtypes = [vp, u32, sz, vp]
-        lib.clEnqueueNDRangeKernel.argtypes = [vp, vp, u32, ctypes.POINTER(sz), ctypes.POINTER(sz), ctypes.POINTER(sz), u32, vp, ctypes.POINTER(vp)]
+        lib.clEnqueueNDRangeKernel.argtypes = [
+            vp,
+            vp,
+            u32,
+            ctypes.POINTER(sz),
+            ctypes.POINTER(sz),
+            ctypes.POINTER(sz),
+            u32,
+            vp,
+            ctypes.POINTER(vp),
+        ]
         lib.clEnqueueCopyBuffer.argtypes = [vp, vp, vp, sz, sz, sz, u32, vp, ctypes.POINTER(vp)]
         lib.clGetEventProfilingInfo.argtypes = [vp, u32, sz, vp, ctypes.POINTER(sz)]
         lib.clWaitForEvents.argtypes = [u32, ctypes.POINTER(vp)]
@@ -99,7 +133,9 @@ class OpenCL:
         dev = vp(self.device)
         self.ctx = lib.clCreateContext(None, 1, ctypes.byref(dev), None, None, ctypes.byref(err))
         self._check(err.value, "clCreateContext")
-        self.queue = lib.clCreateCommandQueue(self.ctx, self.device, CL_QUEUE_PROFILING_ENABLE, ctypes.byref(err))
+        self.queue = lib.clCreateCommandQueue(
+            self.ctx, self.device, CL_QUEUE_PROFILING_ENABLE, ctypes.byref(err)
+        )
         self._check(err.value, "clCreateCommandQueue")
 
     @staticmethod
@@ -117,7 +153,9 @@ class OpenCL:
 
     def _scalar(self, param, ctype):
         value = ctype(0)
-        self.lib.clGetDeviceInfo(self.device, param, ctypes.sizeof(value), ctypes.byref(value), None)
+        self.lib.clGetDeviceInfo(
+            self.device, param, ctypes.sizeof(value), ctypes.byref(value), None
+        )
         return value.value
 
     def _pick(self, select: str):
@@ -146,13 +184,17 @@ class OpenCL:
         exts = self._str(self.lib.clGetDeviceInfo, self.device, CL_DEVICE_EXTENSIONS).split()
         return dict(
             platform=self._str(self.lib.clGetPlatformInfo, self.platform, CL_PLATFORM_NAME),
-            platform_version=self._str(self.lib.clGetPlatformInfo, self.platform, CL_PLATFORM_VERSION),
+            platform_version=self._str(
+                self.lib.clGetPlatformInfo, self.platform, CL_PLATFORM_VERSION
+            ),
             device=self._str(self.lib.clGetDeviceInfo, self.device, CL_DEVICE_NAME),
             device_version=self._str(self.lib.clGetDeviceInfo, self.device, CL_DEVICE_VERSION),
             driver=self._str(self.lib.clGetDeviceInfo, self.device, CL_DRIVER_VERSION),
             compute_units=self._scalar(CL_DEVICE_MAX_COMPUTE_UNITS, u32),
             clock_mhz=self._scalar(CL_DEVICE_MAX_CLOCK_FREQUENCY, u32),
-            global_mem_gib=round(self._scalar(CL_DEVICE_GLOBAL_MEM_SIZE, ctypes.c_uint64) / 2**30, 1),
+            global_mem_gib=round(
+                self._scalar(CL_DEVICE_GLOBAL_MEM_SIZE, ctypes.c_uint64) / 2**30, 1
+            ),
             image_support=bool(self._scalar(CL_DEVICE_IMAGE_SUPPORT, u32)),
             cl_khr_fp16="cl_khr_fp16" in exts,
             cl_khr_image2d_from_buffer="cl_khr_image2d_from_buffer" in exts,
@@ -167,13 +209,18 @@ class OpenCL:
     def program(self, src: str, options: str = ""):
         err = ctypes.c_int32(0)
         text = ctypes.c_char_p(src.encode())
-        prog = self.lib.clCreateProgramWithSource(self.ctx, 1, ctypes.byref(text), None, ctypes.byref(err))
+        prog = self.lib.clCreateProgramWithSource(
+            self.ctx, 1, ctypes.byref(text), None, ctypes.byref(err)
+        )
         self._check(err.value, "clCreateProgramWithSource")
         dev = vp(self.device)
         code = self.lib.clBuildProgram(prog, 1, ctypes.byref(dev), options.encode(), None, None)
         if code != 0:
-            log = self._str(lambda h, p, s, b, r: self.lib.clGetProgramBuildInfo(h, self.device, p, s, b, r),
-                            prog, CL_PROGRAM_BUILD_LOG)
+            log = self._str(
+                lambda h, p, s, b, r: self.lib.clGetProgramBuildInfo(h, self.device, p, s, b, r),
+                prog,
+                CL_PROGRAM_BUILD_LOG,
+            )
             raise RuntimeError(f"clBuildProgram failed ({code}): {log[:500]}")
         return prog
 
@@ -189,13 +236,20 @@ class OpenCL:
                 val = ctypes.c_float(arg)
             else:
                 val = vp(arg)
-            self._check(self.lib.clSetKernelArg(kernel, i, ctypes.sizeof(val), ctypes.byref(val)), "clSetKernelArg")
+            self._check(
+                self.lib.clSetKernelArg(kernel, i, ctypes.sizeof(val), ctypes.byref(val)),
+                "clSetKernelArg",
+            )
 
     def _elapsed(self, event) -> float:
         start, end = ctypes.c_uint64(0), ctypes.c_uint64(0)
         self.lib.clWaitForEvents(1, ctypes.byref(event))
-        self.lib.clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, 8, ctypes.byref(start), None)
-        self.lib.clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, 8, ctypes.byref(end), None)
+        self.lib.clGetEventProfilingInfo(
+            event, CL_PROFILING_COMMAND_START, 8, ctypes.byref(start), None
+        )
+        self.lib.clGetEventProfilingInfo(
+            event, CL_PROFILING_COMMAND_END, 8, ctypes.byref(end), None
+        )
         self.lib.clReleaseEvent(event)
         return (end.value - start.value) * 1e-9
 
@@ -203,14 +257,22 @@ class OpenCL:
         event = vp()
         gs = (sz * 1)(global_size)
         ls = (sz * 1)(local_size) if local_size else None
-        self._check(self.lib.clEnqueueNDRangeKernel(self.queue, kernel, 1, None, gs, ls, 0, None,
-                                                    ctypes.byref(event)), "clEnqueueNDRangeKernel")
+        self._check(
+            self.lib.clEnqueueNDRangeKernel(
+                self.queue, kernel, 1, None, gs, ls, 0, None, ctypes.byref(event)
+            ),
+            "clEnqueueNDRangeKernel",
+        )
         return self._elapsed(event)
 
     def copy(self, src, dst, nbytes) -> float:
         event = vp()
-        self._check(self.lib.clEnqueueCopyBuffer(self.queue, src, dst, 0, 0, nbytes, 0, None,
-                                                 ctypes.byref(event)), "clEnqueueCopyBuffer")
+        self._check(
+            self.lib.clEnqueueCopyBuffer(
+                self.queue, src, dst, 0, 0, nbytes, 0, None, ctypes.byref(event)
+            ),
+            "clEnqueueCopyBuffer",
+        )
         return self._elapsed(event)
 
 
@@ -247,5 +309,9 @@ def measure(select: str = "", items: int = 0, copy_mib: int = 0, repeat: int = 1
 
 
 if __name__ == "__main__":
-    sel = sys.argv[sys.argv.index("--select") + 1] if "--select" in sys.argv else os.environ.get("TVM_OPENCL_DEVICE", "")
+    sel = (
+        sys.argv[sys.argv.index("--select") + 1]
+        if "--select" in sys.argv
+        else os.environ.get("TVM_OPENCL_DEVICE", "")
+    )
     print(json.dumps(measure(sel), indent=1))

@@ -50,10 +50,37 @@ sys.path.insert(0, str(HERE))
 import inputs as bench_inputs  # noqa: E402  pylint: disable=wrong-import-position
 
 FIELDS = [
-    "date", "device", "driver", "platform", "git_commit", "kind", "model", "config", "dtype",
-    "status", "error", "gflop", "mbytes", "median_ms", "p90_ms", "min_ms", "e2e_median_ms",
-    "e2e_p90_ms", "conv_kernel_ms", "repeats", "gflops", "pct_peak", "gbs", "pct_bw", "max_abs_err", "rel_err",
-    "correct", "compile_s", "lifted", "vdevices", "notes",
+    "date",
+    "device",
+    "driver",
+    "platform",
+    "git_commit",
+    "kind",
+    "model",
+    "config",
+    "dtype",
+    "status",
+    "error",
+    "gflop",
+    "mbytes",
+    "median_ms",
+    "p90_ms",
+    "min_ms",
+    "e2e_median_ms",
+    "e2e_p90_ms",
+    "conv_kernel_ms",
+    "repeats",
+    "gflops",
+    "pct_peak",
+    "gbs",
+    "pct_bw",
+    "max_abs_err",
+    "rel_err",
+    "correct",
+    "compile_s",
+    "lifted",
+    "vdevices",
+    "notes",
 ]
 CONFIG_NAMES = {"a": "texture (patched)", "b": "texture (base)", "c": "generic OpenCL"}
 REL_TOL = 1e-3  # |err| / max|ref| above this is wrong for float32
@@ -86,10 +113,12 @@ class Session:
         if rpc:
             from tvm import rpc as tvm_rpc  # pylint: disable=import-outside-toplevel
 
-            tracker = tvm_rpc.connect_tracker(os.environ["TVM_TRACKER_HOST"],
-                                              int(os.environ.get("TVM_TRACKER_PORT", "9190")))
-            self.remote = tracker.request(os.environ.get("TVM_TRACKER_KEY", "android"),
-                                          priority=0, session_timeout=3600)
+            tracker = tvm_rpc.connect_tracker(
+                os.environ["TVM_TRACKER_HOST"], int(os.environ.get("TVM_TRACKER_PORT", "9190"))
+            )
+            self.remote = tracker.request(
+                os.environ.get("TVM_TRACKER_KEY", "android"), priority=0, session_timeout=3600
+            )
             self.dev = self.remote.cl(0)
         else:
             self.dev = tvm.opencl(0)
@@ -176,11 +205,17 @@ def correctness(outs, ref_path: pathlib.Path):
 
 
 def measure_model(sess, bundle, meta, ceil, args, ref_meta):
-    row = dict(kind="layer" if meta["model"].startswith("layer:") else "network",
-               model=meta["model"], config=meta["config"], dtype="float32",
-               gflop=round(meta.get("gflop", 0), 4), mbytes=round(meta.get("bytes", 0) / 1e6, 3),
-               compile_s=round(meta.get("compile_s", 0), 2), lifted=meta.get("lifted", ""),
-               vdevices=meta.get("vdevices", ""))
+    row = dict(
+        kind="layer" if meta["model"].startswith("layer:") else "network",
+        model=meta["model"],
+        config=meta["config"],
+        dtype="float32",
+        gflop=round(meta.get("gflop", 0), 4),
+        mbytes=round(meta.get("bytes", 0) / 1e6, 3),
+        compile_s=round(meta.get("compile_s", 0), 2),
+        lifted=meta.get("lifted", ""),
+        vdevices=meta.get("vdevices", ""),
+    )
     if not meta.get("ok"):
         row.update(status="compile_error", error=meta.get("error", ""))
         return row, None
@@ -189,7 +224,9 @@ def measure_model(sess, bundle, meta, ceil, args, ref_meta):
         fixed = dict(np.load(bundle / "weights" / meta["weights_file"]))
     data = bench_inputs.make_inputs(meta["params"], meta["seed"], fixed)
     notes = []
-    if ref_meta and abs(bench_inputs.checksum(data) - ref_meta["input_checksum"]) > 1e-6 * max(1, abs(ref_meta["input_checksum"])):
+    if ref_meta and abs(bench_inputs.checksum(data) - ref_meta["input_checksum"]) > 1e-6 * max(
+        1, abs(ref_meta["input_checksum"])
+    ):
         notes.append("inputs differ from the reference's (numpy stream changed)")
     try:
         mr = ModelRun(sess, bundle, meta, data)
@@ -200,8 +237,11 @@ def measure_model(sess, bundle, meta, ceil, args, ref_meta):
     if ref_meta and ref_meta.get("ok"):
         try:
             abs_err, rel_err = correctness(outs, bundle / "refs" / ref_meta["ref"])
-            row.update(max_abs_err=f"{abs_err:.3g}", rel_err=f"{rel_err:.3g}",
-                       correct="yes" if rel_err <= REL_TOL and not notes else "NO")
+            row.update(
+                max_abs_err=f"{abs_err:.3g}",
+                rel_err=f"{rel_err:.3g}",
+                correct="yes" if rel_err <= REL_TOL and not notes else "NO",
+            )
         except Exception as err:  # pylint: disable=broad-except
             notes.append("compare: " + one_line(err))
     dev = sess.dev
@@ -225,18 +265,31 @@ def measure_model(sess, bundle, meta, ceil, args, ref_meta):
         row.update(status="run_error", error="timing: " + one_line(err))
         return row, mr
     med = statistics.median(samples)
-    row.update(status="ok", median_ms=f"{med:.4f}", p90_ms=f"{percentile(samples, 0.9):.4f}",
-               min_ms=f"{min(samples):.4f}", e2e_median_ms=f"{statistics.median(e2e):.4f}",
-               e2e_p90_ms=f"{percentile(e2e, 0.9):.4f}", repeats=f"{repeat}x{number}",
-               notes="; ".join(notes))
+    row.update(
+        status="ok",
+        median_ms=f"{med:.4f}",
+        p90_ms=f"{percentile(samples, 0.9):.4f}",
+        min_ms=f"{min(samples):.4f}",
+        e2e_median_ms=f"{statistics.median(e2e):.4f}",
+        e2e_p90_ms=f"{percentile(e2e, 0.9):.4f}",
+        repeats=f"{repeat}x{number}",
+        notes="; ".join(notes),
+    )
     if row["kind"] == "layer":
         # The conv kernel alone (sync around each VM call), without the layout transforms of
         # the texture configurations: the profile runs last, the instrument stays in this VM.
         try:
             prof = profile_model(mr, runs=10)
             row["conv_kernel_ms"] = f"{sum(ms for name, ms, _ in prof if 'conv2d' in name):.4f}"
-            row["notes"] = "; ".join(notes + ["calls: " + " ".join(
-                f"{name.replace('vm.builtin.', '')}={ms:.3f}" for name, ms, _ in prof[:6])])
+            row["notes"] = "; ".join(
+                notes
+                + [
+                    "calls: "
+                    + " ".join(
+                        f"{name.replace('vm.builtin.', '')}={ms:.3f}" for name, ms, _ in prof[:6]
+                    )
+                ]
+            )
         except Exception as err:  # pylint: disable=broad-except
             notes.append("kernel profile: " + one_line(err))
             row["notes"] = "; ".join(notes)
@@ -257,7 +310,9 @@ def profile_model(mr, runs: int = 5):
     dev = mr.sess.dev
     totals, counts, start = {}, {}, [0.0]
 
-    def instrument(func, func_symbol, before_run, ret_value, *args):  # pylint: disable=unused-argument
+    def instrument(
+        func, func_symbol, before_run, ret_value, *args
+    ):  # pylint: disable=unused-argument
         dev.sync()
         if before_run:
             start[0] = time.perf_counter()
@@ -274,8 +329,9 @@ def profile_model(mr, runs: int = 5):
     for _ in range(runs):
         mr.run()
     # The VM keeps the instrument: profile a model only after its timings are taken.
-    return sorted(((k, v * 1e3 / runs, counts[k] // runs) for k, v in totals.items()),
-                  key=lambda r: -r[1])
+    return sorted(
+        ((k, v * 1e3 / runs, counts[k] // runs) for k, v in totals.items()), key=lambda r: -r[1]
+    )
 
 
 STARTUP_CHILD = r"""
@@ -325,16 +381,26 @@ def startup(bundle, meta, repeat, workdir):
                 shutil.rmtree(driver_cache, ignore_errors=True)
             with tempfile.TemporaryDirectory(prefix="pocl-") as pocl:
                 pocl_dir = pocl if mode != "driver_warm" else str(driver_cache) + "-pocl"
-                env = dict(os.environ, TVM_OPENCL_CACHE_DIR=str(tvm_cache), TVM_USE_RUNTIME_LIB="1",
-                           CUDA_CACHE_PATH=str(driver_cache), POCL_CACHE_DIR=pocl_dir)
+                env = dict(
+                    os.environ,
+                    TVM_OPENCL_CACHE_DIR=str(tvm_cache),
+                    TVM_USE_RUNTIME_LIB="1",
+                    CUDA_CACHE_PATH=str(driver_cache),
+                    POCL_CACHE_DIR=pocl_dir,
+                )
                 t = time.perf_counter()
-                proc = subprocess.run([sys.executable, "-c", STARTUP_CHILD, lib, meta_path, str(HERE)],
-                                      env=env, capture_output=True, text=True, check=False)
+                proc = subprocess.run(
+                    [sys.executable, "-c", STARTUP_CHILD, lib, meta_path, str(HERE)],
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    check=False,
+                )
                 total = time.perf_counter() - t
             if proc.returncode != 0:
                 raise RuntimeError(f"startup child failed: {proc.stderr.strip().splitlines()[-1:]}")
             line = [l for l in proc.stdout.splitlines() if l.startswith("RESULT ")][-1]
-            r = json.loads(line[len("RESULT "):])
+            r = json.loads(line[len("RESULT ") :])
             r["process_s"] = total
             results[mode].append(r)
     return results
@@ -359,11 +425,13 @@ def checks(sess, bundle, metas, refs, workdir):
         for dtype in ("float32", "float16"):
             big = (64, 16, 3, 3, 4) if scope.endswith("weight") else (1, 16, 56, 56, 4)
             for shape in [(1, 2, 3, 5, 4), (2, 7, 4), (3, 1, 13, 4), big]:
+
                 def _rt(scope=scope, dtype=dtype, shape=shape):
                     data = (np.arange(np.prod(shape)) % 251).astype(dtype).reshape(shape)
                     t = tvm.runtime.empty(shape, dtype, dev, mem_scope=scope)
                     t.copyfrom(data)
                     np.testing.assert_array_equal(t.numpy(), data)
+
                 check(f"round_trip {scope} {dtype} {'x'.join(map(str, shape))}", _rt)
 
     def _copies():
@@ -379,6 +447,7 @@ def checks(sess, bundle, metas, refs, workdir):
         b.copyto(c)
         c.copyto(out)
         np.testing.assert_array_equal(out.numpy(), data)
+
     check("copies buffer->image->image->image(other geometry)->buffer", _copies)
 
     # Texture modules (config a) vs the LLVM reference: every layer and network that ran.
@@ -392,13 +461,22 @@ def checks(sess, bundle, metas, refs, workdir):
         def _conv(meta=meta, ref=ref):
             data = bench_inputs.make_inputs(meta["params"], meta["seed"], _fixed(bundle, meta))
             mr = ModelRun(sess, bundle, meta, data)
-            abs_err, rel_err = correctness([o.numpy() for o in mr.run()], bundle / "refs" / ref["ref"])
-            assert rel_err <= REL_TOL, f"max |err| {abs_err:.3g} ({rel_err:.3g} of the output scale)"
+            abs_err, rel_err = correctness(
+                [o.numpy() for o in mr.run()], bundle / "refs" / ref["ref"]
+            )
+            assert (
+                rel_err <= REL_TOL
+            ), f"max |err| {abs_err:.3g} ({rel_err:.3g} of the output scale)"
             return f"max |err| {abs_err:.3g}"
+
         check(f"texture module vs CPU reference: {meta['model']}", _conv)
 
     def _precompiled():
-        meta = next(m for m in metas if m["config"] == "a" and m.get("ok") and m["model"].startswith("layer:"))
+        meta = next(
+            m
+            for m in metas
+            if m["config"] == "a" and m.get("ok") and m["model"].startswith("layer:")
+        )
         data = bench_inputs.make_inputs(meta["params"], meta["seed"])
         first = ModelRun(sess, bundle, meta, data)
         out1 = first.run()[0].numpy()
@@ -414,6 +492,7 @@ def checks(sess, bundle, metas, refs, workdir):
         out2 = outputs_of(vm["main"](tvm.runtime.tensor(data[0], dev), *w))[0].numpy()
         np.testing.assert_allclose(out2, out1, rtol=1e-6, atol=1e-6)
         return f"{len(bytes(blob))} bytes of program binaries"
+
     check("export/load + GetPreCompiledPrograms/SetPreCompiledPrograms round trip", _precompiled)
     return rows
 
@@ -448,28 +527,43 @@ def main() -> int:
     tasks = set(args.tasks.split(","))
     args.out.mkdir(parents=True, exist_ok=True)
     select = os.environ.get("TVM_OPENCL_DEVICE", "")
-    build_info = json.loads((args.bundle / "build.json").read_text()) if (args.bundle / "build.json").is_file() else {}
+    build_info = (
+        json.loads((args.bundle / "build.json").read_text())
+        if (args.bundle / "build.json").is_file()
+        else {}
+    )
 
     ceil = {}
     try:
         import clbench  # pylint: disable=import-outside-toplevel
 
         ceil = clbench.measure(select) if "ceilings" in tasks else clbench.OpenCL(select).info()
-        log(f"device {ceil['device']} ({ceil['platform']}), driver {ceil['driver']}: "
-            f"fp32 peak {ceil.get('peak_gflops', '?')} GFLOP/s, copy {ceil.get('bandwidth_gbs', '?')} GB/s")
+        log(
+            f"device {ceil['device']} ({ceil['platform']}), driver {ceil['driver']}: "
+            f"fp32 peak {ceil.get('peak_gflops', '?')} GFLOP/s, copy {ceil.get('bandwidth_gbs', '?')} GB/s"
+        )
     except Exception as err:  # pylint: disable=broad-except
         log(f"ceilings failed: {one_line(err)}")
     t = time.perf_counter()
     tvm = load_tvm()
     import_s = time.perf_counter() - t
     sess = Session(tvm, args.rpc)
-    env = dict(ceil, tvm_import_s=round(import_s, 2), python=sys.version.split()[0],
-               tvm_runtime_only=os.environ.get("TVM_USE_RUNTIME_LIB") == "1",
-               tvm_device_name=getattr(sess.dev, "device_name", ""), build=build_info)
+    env = dict(
+        ceil,
+        tvm_import_s=round(import_s, 2),
+        python=sys.version.split()[0],
+        tvm_runtime_only=os.environ.get("TVM_USE_RUNTIME_LIB") == "1",
+        tvm_device_name=getattr(sess.dev, "device_name", ""),
+        build=build_info,
+    )
     (args.out / "env.json").write_text(json.dumps(env, indent=1))
-    common = dict(date=datetime.date.today().isoformat(), device=ceil.get("device", env["tvm_device_name"]),
-                  driver=ceil.get("driver", ""), platform=ceil.get("platform", ""),
-                  git_commit=build_info.get("git_commit", ""))
+    common = dict(
+        date=datetime.date.today().isoformat(),
+        device=ceil.get("device", env["tvm_device_name"]),
+        driver=ceil.get("driver", ""),
+        platform=ceil.get("platform", ""),
+        git_commit=build_info.get("git_commit", ""),
+    )
 
     metas = [json.loads(p.read_text()) for p in sorted((args.bundle / "meta").glob("*.json"))]
     refs = {m["model"]: m for m in metas if m["config"] == "ref"}
@@ -478,35 +572,73 @@ def main() -> int:
         metas = [m for m in metas if any(s in m["model"] for s in args.only.split(","))]
     rows = []
     if ceil.get("peak_gflops"):
-        rows.append(dict(kind="ceiling", model="fp32_fma_peak", config="opencl-c", status="ok",
-                         gflops=ceil["peak_gflops"], notes="8 float4 FMA chains per work item"))
-        rows.append(dict(kind="ceiling", model="copy_bandwidth", config="opencl-c", status="ok",
-                         gbs=ceil["bandwidth_gbs"], notes=f"float4 copy kernel, {ceil['copy_mib']} MiB, read+write; "
-                         f"clEnqueueCopyBuffer {ceil['copy_buffer_gbs']} GB/s"))
+        rows.append(
+            dict(
+                kind="ceiling",
+                model="fp32_fma_peak",
+                config="opencl-c",
+                status="ok",
+                gflops=ceil["peak_gflops"],
+                notes="8 float4 FMA chains per work item",
+            )
+        )
+        rows.append(
+            dict(
+                kind="ceiling",
+                model="copy_bandwidth",
+                config="opencl-c",
+                status="ok",
+                gbs=ceil["bandwidth_gbs"],
+                notes=f"float4 copy kernel, {ceil['copy_mib']} MiB, read+write; "
+                f"clEnqueueCopyBuffer {ceil['copy_buffer_gbs']} GB/s",
+            )
+        )
     keep = {}
     if "models" in tasks:
-        order = sorted(metas, key=lambda m: (m["model"].startswith("layer:"), m["model"], m["config"]))
+        order = sorted(
+            metas, key=lambda m: (m["model"].startswith("layer:"), m["model"], m["config"])
+        )
         for meta in order:
             t = time.perf_counter()
             try:
-                row, mr = measure_model(sess, args.bundle, meta, ceil, args, refs.get(meta["model"]))
+                row, mr = measure_model(
+                    sess, args.bundle, meta, ceil, args, refs.get(meta["model"])
+                )
             except Exception as err:  # pylint: disable=broad-except
                 traceback.print_exc()
-                row, mr = dict(kind="network", model=meta["model"], config=meta["config"],
-                               status="run_error", error=one_line(err)), None
+                row, mr = (
+                    dict(
+                        kind="network",
+                        model=meta["model"],
+                        config=meta["config"],
+                        status="run_error",
+                        error=one_line(err),
+                    ),
+                    None,
+                )
             rows.append(row)
             if mr is not None and not meta["model"].startswith("layer:"):
                 keep[(meta["model"], meta["config"])] = mr
-            log(f"{meta['model']:<34} {meta['config']} ({CONFIG_NAMES.get(meta['config'], '')}): "
+            log(
+                f"{meta['model']:<34} {meta['config']} ({CONFIG_NAMES.get(meta['config'], '')}): "
                 f"{row.get('status')} median {row.get('median_ms', '-')} ms, e2e {row.get('e2e_median_ms', '-')} ms, "
                 f"{row.get('gflops', '-')} GFLOP/s, correct={row.get('correct', '?')} rel_err={row.get('rel_err', '-')} "
-                f"{row.get('error', '')} [{time.perf_counter() - t:.1f} s]")
+                f"{row.get('error', '')} [{time.perf_counter() - t:.1f} s]"
+            )
             if mr is not None and meta["model"].startswith("layer:"):
                 del mr
         for model in sorted({m["model"] for m in metas if not m["model"].startswith("layer:")}):
             if not ceil.get("cl_khr_fp16", True):
-                rows.append(dict(kind="network", model=model, config="a", dtype="float16", status="skipped",
-                                 error="device lacks cl_khr_fp16 (half arithmetic, read_imageh)"))
+                rows.append(
+                    dict(
+                        kind="network",
+                        model=model,
+                        config="a",
+                        dtype="float16",
+                        status="skipped",
+                        error="device lacks cl_khr_fp16 (half arithmetic, read_imageh)",
+                    )
+                )
     for row in rows:
         for k, v in common.items():
             row.setdefault(k, v)
@@ -523,7 +655,15 @@ def main() -> int:
                 builtins = [p for p in prof if p[0].startswith("vm.builtin.")]
                 kernels = [p for p in prof if not p[0].startswith("vm.builtin.")]
                 for name, ms, calls in kernels[:25] + builtins[:5]:
-                    prof_rows.append(dict(model=model, config=config, kernel=name, ms_per_run=f"{ms:.4f}", calls=calls))
+                    prof_rows.append(
+                        dict(
+                            model=model,
+                            config=config,
+                            kernel=name,
+                            ms_per_run=f"{ms:.4f}",
+                            calls=calls,
+                        )
+                    )
                 log(f"profiled {model} {config}")
             except Exception as err:  # pylint: disable=broad-except
                 log(f"profile {model} {config} failed: {one_line(err)}")
@@ -534,8 +674,12 @@ def main() -> int:
     keep.clear()
 
     if "checks" in tasks:
-        all_metas = [json.loads(p.read_text()) for p in sorted((args.bundle / "meta").glob("*.json"))]
-        rows_c = checks(sess, args.bundle, [m for m in all_metas if m["config"] != "ref"], refs, args.out)
+        all_metas = [
+            json.loads(p.read_text()) for p in sorted((args.bundle / "meta").glob("*.json"))
+        ]
+        rows_c = checks(
+            sess, args.bundle, [m for m in all_metas if m["config"] != "ref"], refs, args.out
+        )
         with open(args.out / "checks.csv", "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=["check", "result", "detail"])
             w.writeheader()
@@ -560,25 +704,55 @@ def main() -> int:
                 res = startup(args.bundle, meta, args.startup_repeat, work)
             except Exception as err:  # pylint: disable=broad-except
                 log(f"startup {stem} failed: {one_line(err)}")
-                st_rows.append(dict(model=meta["model"], config=meta["config"], mode="error", notes=one_line(err)))
+                st_rows.append(
+                    dict(
+                        model=meta["model"],
+                        config=meta["config"],
+                        mode="error",
+                        notes=one_line(err),
+                    )
+                )
                 continue
             for mode, rs in res.items():
-                st_rows.append(dict(
-                    model=meta["model"], config=meta["config"], mode=mode, runs=len(rs),
-                    first_result_s=f"{statistics.median(r['first_result_s'] for r in rs):.3f}",
-                    import_s=f"{statistics.median(r['import_s'] for r in rs):.3f}",
-                    process_s=f"{statistics.median(r['process_s'] for r in rs):.3f}",
-                    cache_hits=rs[-1]["stats"].get("hits", ""), cache_misses=rs[-1]["stats"].get("misses", ""),
-                    cache_stores=rs[-1]["stats"].get("stores", "")))
+                st_rows.append(
+                    dict(
+                        model=meta["model"],
+                        config=meta["config"],
+                        mode=mode,
+                        runs=len(rs),
+                        first_result_s=f"{statistics.median(r['first_result_s'] for r in rs):.3f}",
+                        import_s=f"{statistics.median(r['import_s'] for r in rs):.3f}",
+                        process_s=f"{statistics.median(r['process_s'] for r in rs):.3f}",
+                        cache_hits=rs[-1]["stats"].get("hits", ""),
+                        cache_misses=rs[-1]["stats"].get("misses", ""),
+                        cache_stores=rs[-1]["stats"].get("stores", ""),
+                    )
+                )
             cold = statistics.median(r["first_result_s"] for r in res["cold"])
             warm = statistics.median(r["first_result_s"] for r in res["warm"])
-            log(f"startup {stem}: cold {cold:.3f} s, warm (TVM program cache) {warm:.3f} s, "
+            log(
+                f"startup {stem}: cold {cold:.3f} s, warm (TVM program cache) {warm:.3f} s, "
                 f"ratio {cold / warm:.1f}x; driver-warm "
-                f"{statistics.median(r['first_result_s'] for r in res['driver_warm']):.3f} s")
+                f"{statistics.median(r['first_result_s'] for r in res['driver_warm']):.3f} s"
+            )
         shutil.rmtree(work, ignore_errors=True)
         with open(args.out / "startup.csv", "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=["model", "config", "mode", "runs", "first_result_s", "import_s",
-                                              "process_s", "cache_hits", "cache_misses", "cache_stores", "notes"])
+            w = csv.DictWriter(
+                f,
+                fieldnames=[
+                    "model",
+                    "config",
+                    "mode",
+                    "runs",
+                    "first_result_s",
+                    "import_s",
+                    "process_s",
+                    "cache_hits",
+                    "cache_misses",
+                    "cache_stores",
+                    "notes",
+                ],
+            )
             w.writeheader()
             w.writerows(st_rows)
     log("done")

