@@ -45,11 +45,10 @@ def _uses_var(expr, var) -> bool:
     found = []
 
     def _visit(node):
-        if isinstance(node, tirx.Var) and node.same_as(var):
+        if node.same_as(var):
             found.append(node)
-        return node
 
-    tvm_ffi.structural_map(expr, (tirx.Var, _visit), order="post")
+    tvm_ffi.structural_walk(expr, [(tirx.Var, _visit)], order="post")
     return bool(found)
 
 
@@ -119,9 +118,8 @@ def _scalar_texture_stores(func) -> int:
         nonlocal count
         if call.op.same_as(_TEXTURE_STORE) and call.args[-1].ty.is_scalar():
             count += 1
-        return call
 
-    tvm_ffi.structural_map(func, (Call, _visit), order="post")
+    tvm_ffi.structural_walk(func, [(Call, _visit)], order="post")
     return count
 
 
