@@ -24,6 +24,8 @@ import tvm
 from tvm import relax
 from tvm.script import tirx as T
 
+import texture_testing as tt
+
 TEXTURE_TARGET = tvm.target.Target("qcom/adreno-opencl-texture", host="llvm")
 
 
@@ -39,24 +41,9 @@ def _conv_relu_module(dtype):
     return builder.get()
 
 
-def _device_source(executable) -> str:
-    def _find(mod):
-        if mod.kind == "opencl":
-            return mod
-        for imported in mod.imports:
-            found = _find(imported)
-            if found is not None:
-                return found
-        return None
-
-    device_mod = _find(executable.mod)
-    assert device_mod is not None, "no OpenCL device module in the build"
-    return device_mod.inspect_source()
-
-
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 def test_plain_compile_emits_image_kernels(dtype):
-    source = _device_source(tvm.compile(_conv_relu_module(dtype), target=TEXTURE_TARGET))
+    source = tt.device_sources(tvm.compile(_conv_relu_module(dtype), target=TEXTURE_TARGET))
     read, write = (
         ("read_imagef", "write_imagef")
         if dtype == "float32"

@@ -28,6 +28,8 @@ import tvm
 from tvm import relax
 from tvm.relax.frontend.onnx import from_onnx
 
+import texture_testing as tt
+
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper  # pylint: disable=wrong-import-position
@@ -141,13 +143,9 @@ def mobilenetv2(rng):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    not tvm.opencl(0).exist,
-    reason="no OpenCL device: the OpenCL runtime library or platform is missing",
-)
+@pytest.mark.requires_opencl
 @pytest.mark.parametrize("network", [resnet50, mobilenetv2], ids=["resnet50", "mobilenetv2"])
-def test_network_matches_onnxruntime(network):
-    rng = np.random.default_rng()
+def test_network_matches_onnxruntime(network, rng):
     model = network(rng)
     image = rng.uniform(-1.0, 1.0, IMAGE).astype("float32")
     (expected,) = ort.InferenceSession(
@@ -155,7 +153,7 @@ def test_network_matches_onnxruntime(network):
     ).run(None, {"x": image})
 
     mod = from_onnx(model, keep_params_in_input=False)
-    dev = tvm.opencl(0)
+    dev = tt.tvm_device()
     vm = relax.VirtualMachine(tvm.compile(mod, target=TEXTURE_TARGET), dev)
     actual = vm["main"](tvm.runtime.tensor(image, dev)).numpy()
 

@@ -23,11 +23,9 @@ import tvm
 from tvm import relax
 from tvm.s_tir import dlight as dl
 
+import texture_testing as tt
+
 TEXTURE_TARGET = tvm.target.Target("qcom/adreno-opencl-texture", host="llvm")
-requires_opencl = pytest.mark.skipif(
-    not tvm.opencl(0).exist,
-    reason="no OpenCL device: the OpenCL runtime library or platform is missing",
-)
 
 
 def _signed(rng, shape, low=0.25, high=1.0):
@@ -82,14 +80,13 @@ def _run(mod, target, dev, arrays):
     return vm["main"](*[tvm.runtime.tensor(a, dev) for a in arrays]).numpy()
 
 
-@requires_opencl
+@pytest.mark.requires_opencl
 @pytest.mark.parametrize("case", list(CASES))
-def test_texture_build_matches_llvm(case):
+def test_texture_build_matches_llvm(case, rng):
     mod, shapes = CASES[case]()
-    rng = np.random.default_rng()
     arrays = [_signed(rng, shape) for shape in shapes]
     expected = _run(mod, "llvm", tvm.cpu(), arrays)
-    actual = _run(mod, TEXTURE_TARGET, tvm.opencl(0), arrays)
+    actual = _run(mod, TEXTURE_TARGET, tt.tvm_device(), arrays)
     np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-4)
 
 

@@ -24,6 +24,8 @@ import tvm
 from tvm import relax
 from tvm.ir import Call, Op
 
+import texture_testing as tt
+
 TEXTURE_TARGET = tvm.target.Target("qcom/adreno-opencl-texture", host="llvm")
 TEXTURE_STORE = Op.get("tirx.texture2d_store")
 
@@ -59,9 +61,8 @@ def _texture_store_values(tir_mod):
     def _visit(call):
         if call.op.same_as(TEXTURE_STORE):
             values.append(call.args[-1])
-        return call
 
-    tvm_ffi.structural_map(tir_mod, (Call, _visit), order="post")
+    tvm_ffi.structural_walk(tir_mod, [(Call, _visit)], order="post")
     return values
 
 
@@ -74,18 +75,14 @@ def test_every_texture_store_writes_a_full_pixel(dtype):
         assert str(value.ty) == f"{dtype}x4", value
 
 
-@pytest.mark.skipif(
-    not tvm.opencl(0).exist,
-    reason="no OpenCL device: the OpenCL runtime library or platform is missing",
-)
-def test_packed_texture_holds_every_channel():
-    rng = np.random.default_rng()
+@pytest.mark.requires_opencl
+def test_packed_texture_holds_every_channel(rng):
     x = rng.uniform(0.5, 1.5, size=(1, 16, 14, 14)).astype("float32")
     x *= rng.choice([-1.0, 1.0], size=x.shape).astype("float32")
     w = rng.uniform(-1.0, 1.0, size=(8, 16, 1, 1)).astype("float32")
     expected = np.einsum("nchw,oc->nohw", x, w[:, :, 0, 0])
 
-    dev = tvm.opencl(0)
+    dev = tt.tvm_device()
     vm = relax.VirtualMachine(tvm.compile(_pack_module(), target=TEXTURE_TARGET), dev)
     out = vm["main"](tvm.runtime.tensor(x, dev), tvm.runtime.tensor(w, dev)).numpy()
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)

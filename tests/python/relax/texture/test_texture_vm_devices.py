@@ -22,6 +22,8 @@ import pytest
 import tvm
 from tvm import relax
 
+import texture_testing as tt
+
 TEXTURE_TARGET = tvm.target.Target("qcom/adreno-opencl-texture", host="llvm")
 ALLOC_STORAGE = tvm.ir.Op.get("relax.vm.alloc_storage")
 
@@ -58,18 +60,14 @@ def test_storage_of_every_scope_is_on_device_zero():
     assert indices and set(indices) == {0}, indices
 
 
-@pytest.mark.skipif(
-    not tvm.opencl(0).exist,
-    reason="no OpenCL device: the OpenCL runtime library or platform is missing",
-)
-def test_single_device_vm_matches_cpu():
-    rng = np.random.default_rng()
+@pytest.mark.requires_opencl
+def test_single_device_vm_matches_cpu(rng):
     x = rng.uniform(-1.0, 1.0, size=(1, 8, 10, 10)).astype("float32")
     w = rng.uniform(-0.5, 0.5, size=(8, 8, 3, 3)).astype("float32")
     cpu_vm = relax.VirtualMachine(tvm.compile(_conv_add_module(), target="llvm"), tvm.cpu())
     expected = cpu_vm["main"](tvm.runtime.tensor(x), tvm.runtime.tensor(w)).numpy()
 
-    dev = tvm.opencl(0)
+    dev = tt.tvm_device()
     vm = relax.VirtualMachine(tvm.compile(_conv_add_module(), target=TEXTURE_TARGET), dev)
     out = vm["main"](tvm.runtime.tensor(x, dev), tvm.runtime.tensor(w, dev)).numpy()
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
