@@ -116,6 +116,17 @@ def main() -> int:
     result = vm["main"](*[tvm.runtime.tensor(a, dev) for a in inputs]).numpy()
     # [run-end]
 
+    # [device-target-begin]
+    from tvm.relax.backend.adreno import texture_target_for_device
+
+    print("image limits (width, height, layers):", dev.texture_limits())
+    device_target = texture_target_for_device(dev, target)
+    executable = tvm.compile(mod, target=device_target)
+    # [device-target-end]
+    vm = relax.VirtualMachine(executable, dev)
+    again = vm["main"](*[tvm.runtime.tensor(a, dev) for a in inputs]).numpy()
+    np.testing.assert_array_equal(again, result)  # this net fits any device's images
+
     # The reference: the float32 model on the CPU.
     ref_vm = relax.VirtualMachine(tvm.compile(Net, target="llvm"), tvm.cpu())
     expected = ref_vm["main"](*[tvm.runtime.tensor(a.astype("float32")) for a in inputs]).numpy()

@@ -59,6 +59,10 @@ struct DeviceEntry {
   /*! \brief CL_DEVICE_IMAGE_PITCH_ALIGNMENT in pixels (1 where the query is unsupported). */
   cl_uint image_pitch_align_pixels = 1;
   bool image_support = false;
+  /*! \brief Largest 2D image side and image array size (0 where the query failed). */
+  size_t image2d_max_width = 0;
+  size_t image2d_max_height = 0;
+  size_t image_max_array_size = 0;
 
   /*! \brief Context and in-order queue, created on first use (thread-safe). */
   cl_context Context();

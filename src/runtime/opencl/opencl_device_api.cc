@@ -368,6 +368,17 @@ TVM_FFI_STATIC_INIT_BLOCK() {
              if (handle != nullptr) FreeMem(AsMem(handle));
              return 0;
            })
+      .def("runtime.opencl.image_limit",
+           [](int32_t device_id, ffi::String what) -> int64_t {
+             // One value per call, a plain integer, so that it also travels over TVM RPC.
+             // 0 for a device without image support.
+             const DeviceEntry& dev = Platforms::Global()->Get(device_id);
+             if (what == "width") return static_cast<int64_t>(dev.image2d_max_width);
+             if (what == "height") return static_cast<int64_t>(dev.image2d_max_height);
+             if (what == "layers") return static_cast<int64_t>(dev.image_max_array_size);
+             TVM_FFI_THROW(ValueError) << "runtime.opencl.image_limit: unknown limit '" << what
+                                       << "' (width, height or layers)";
+           })
       .def("runtime.timer.opencl",
            [](Device dev) -> Timer { return Timer(ffi::make_object<OpenCLTimerNode>(dev)); });
 }

@@ -174,6 +174,11 @@ void Platforms::Init() {
         cl_uint pitch = 0;
         DeviceValue(d, CL_DEVICE_IMAGE_PITCH_ALIGNMENT, &pitch);
         e->image_pitch_align_pixels = pitch == 0 ? 1 : pitch;
+        if (e->image_support) {
+          DeviceValue(d, CL_DEVICE_IMAGE2D_MAX_WIDTH, &e->image2d_max_width);
+          DeviceValue(d, CL_DEVICE_IMAGE2D_MAX_HEIGHT, &e->image2d_max_height);
+          DeviceValue(d, CL_DEVICE_IMAGE_MAX_ARRAY_SIZE, &e->image_max_array_size);
+        }
         found.push_back(std::move(e));
       }
     }
@@ -294,6 +299,20 @@ MemObject* AllocImage(int device_id, const ImageLayout& layout) {
   if (!dev.image_support) {
     TVM_FFI_THROW(RuntimeError) << "OpenCL device " << dev.Describe()
                                 << " has no image support; texture scopes cannot be used";
+  }
+  // Checked here rather than left to clCreateImage: CL_INVALID_IMAGE_SIZE does not say which
+  // limit was hit, nor that the compiler can keep such a tensor in buffers.
+  bool too_large = (dev.image2d_max_width != 0 && layout.width > dev.image2d_max_width) ||
+                   (dev.image2d_max_height != 0 && layout.height > dev.image2d_max_height) ||
+                   (dev.image_max_array_size != 0 && layout.depth > dev.image_max_array_size);
+  if (too_large) {
+    TVM_FFI_THROW(ValueError)
+        << "a texture of " << layout.width << "x" << layout.height << "x" << layout.depth
+        << " pixels exceeds the image limits of " << dev.Describe() << " ("
+        << dev.image2d_max_width << "x" << dev.image2d_max_height << ", "
+        << dev.image_max_array_size << " layers): compile for this device with "
+        << "tvm.relax.backend.adreno.texture_target_for_device(dev), which keeps tensors "
+        << "that do not fit in buffers";
   }
   cl_image_format format;
   format.image_channel_order = CL_RGBA;

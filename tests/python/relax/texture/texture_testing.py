@@ -88,6 +88,8 @@ _CL_DEVICE_NAME = 0x102B
 _CL_DEVICE_EXTENSIONS = 0x1030
 _CL_DEVICE_TYPE_ALL = 0xFFFFFFFF
 _CL_DEVICE_TYPE_GPU = 1 << 2
+# CL_DEVICE_IMAGE2D_MAX_WIDTH, CL_DEVICE_IMAGE2D_MAX_HEIGHT, CL_DEVICE_IMAGE_MAX_ARRAY_SIZE
+_CL_DEVICE_IMAGE_LIMITS = (0x1011, 0x1012, 0x1041)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,6 +101,8 @@ class ClDevice:
     device_type: int
     image_support: bool
     extensions: Tuple[str, ...]
+    # CL_DEVICE_IMAGE2D_MAX_WIDTH, _HEIGHT and CL_DEVICE_IMAGE_MAX_ARRAY_SIZE (0: not reported)
+    image_limits: Tuple[int, int, int] = (0, 0, 0)
 
     @property
     def label(self) -> str:
@@ -184,6 +188,10 @@ def list_cl_devices() -> Tuple[List[ClDevice], str]:
                     ),
                     extensions=tuple(
                         _cl_info_string(lib.clGetDeviceInfo, dev, _CL_DEVICE_EXTENSIONS).split()
+                    ),
+                    image_limits=tuple(
+                        _cl_info_scalar(lib.clGetDeviceInfo, dev, param, ctypes.c_size_t) or 0
+                        for param in _CL_DEVICE_IMAGE_LIMITS
                     ),
                 )
             )
