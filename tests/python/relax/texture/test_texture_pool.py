@@ -17,22 +17,30 @@
 """2-D pooling on textures: max and average pooling (padding counted and not, ceil mode),
 global and adaptive pooling, and a pooled tensor feeding several branches.
 
+Adaptive pooling whose output size does not divide the input (7 to 3, 10 to 4, 11 to 5) gives
+every output its own window; ``dl.adreno.Pool2D`` schedules it (average from Relax, max from
+TOPI directly: Relax has no adaptive max pooling op).
+
 The pool reads the conv2d result from a texture (the conv2d writes it there) in every case;
 the numbers must match the float32 LLVM build.  Max pooling, average pooling and the pooling
 branch used to be upstream's known numerical failures.
 """
 
+import re
+
 import pytest
 
-from tvm import relax
+import tvm
+from tvm import relax, te, tirx, topi
+from tvm.s_tir import dlight as dl
 
 import texture_testing as tt
 
 N, C, H, W = 1, 16, 11, 11
 
 
-def _conv(nb, x=None, channels=C):
-    return nb.conv2d(x if x is not None else nb.input((N, C, H, W)), channels, kernel=3)
+def _conv(nb, x=None, channels=C, side=H):
+    return nb.conv2d(x if x is not None else nb.input((N, C, side, side)), channels, kernel=3)
 
 
 def _max_pool(pool_size, strides, padding=0, ceil_mode=False):
@@ -66,9 +74,14 @@ def _avg_pool(pool_size, strides, padding, ceil_mode, count_include_pad):
     return _fn
 
 
-def _adaptive(output_size):
+def _adaptive(output_size, side=H, then_conv=False):
+    """conv (side x side) -> adaptive average pool [-> 1x1 conv, so the pool writes a texture]"""
+
     def _fn(nb):
-        return nb.emit(relax.op.nn.adaptive_avg_pool2d(_conv(nb), output_size=output_size))
+        pooled = nb.emit(
+            relax.op.nn.adaptive_avg_pool2d(_conv(nb, side=side), output_size=output_size)
+        )
+        return nb.conv2d(pooled, 8, kernel=1) if then_conv else pooled
 
     return _fn
 
@@ -120,6 +133,16 @@ CASES = {
         tt.Case(_adaptive((3, 4)), conv_output_texture=True),
         "adaptive_avg_pool2d",
     ),
+    # windows of 3 rows, overlapping by one: [0, 3), [2, 5), [4, 7)
+    "adaptive_avg_7_to_3": (
+        tt.Case(_adaptive(3, side=7), conv_output_texture=True),
+        "adaptive_avg_pool2d",
+    ),
+    # windows of 3 and 4 rows; the pooled tensor feeds a conv, so the pool writes a texture
+    "adaptive_avg_10_to_4_conv": (
+        tt.Case(_adaptive(4, side=10, then_conv=True), convs=2, conv_output_texture=True),
+        "adaptive_avg_pool2d",
+    ),
     "pool_branches": (tt.Case(_pool_branches, convs=3, conv_output_texture=True), "max_pool2d"),
     "pool_concat_branches": (
         tt.Case(_pool_concat_branches, convs=3, conv_output_texture=True),
@@ -128,22 +151,7 @@ CASES = {
 }
 
 
-# Adaptive pooling whose windows do not divide the input: TOPI nests the window reduction in
-# a block with per-output extents, which the Adreno reduction rule does not take yet; the
-# generic fallback then reads single texture lanes, which the texture lowering rejects
-# ("unknown intrinsic tirx.texture2d_load").
-_NON_DIVISIBLE = ("adaptive_avg_5", "adaptive_avg_3x4")
-
-
-def _mark(case):
-    if case in _NON_DIVISIBLE:
-        return pytest.param(
-            case, marks=pytest.mark.xfail(strict=True, reason="non-divisible adaptive windows")
-        )
-    return case
-
-
-@pytest.mark.parametrize("case", [_mark(c) for c in CASES])
+@pytest.mark.parametrize("case", list(CASES))
 def test_compile(case, compile_dtype_mode):
     test_case, pool_name = CASES[case]
     lowered, ex = tt.check_compile(test_case, compile_dtype_mode)
@@ -158,6 +166,63 @@ def test_compile(case, compile_dtype_mode):
 
 
 @pytest.mark.requires_opencl
-@pytest.mark.parametrize("case", [_mark(c) for c in CASES])
+@pytest.mark.parametrize("case", list(CASES))
 def test_numerics(case, dtype_mode, rng):
     tt.check_numerics(CASES[case][0].fn, dtype_mode, rng, name=case)
+
+
+def test_adaptive_pool_writes_texture():
+    """Windows that differ per output still store whole pixels: the pooled tensor a conv2d
+    consumes stays in a texture, written by the pool kernel with write_image."""
+    lowered, ex = tt.check_compile(CASES["adaptive_avg_10_to_4_conv"][0], "float32")
+    pools = [c for c in tt.texture_call_scopes(lowered) if "adaptive_avg_pool2d" in c.func]
+    assert pools and all(tt.is_texture(s) for c in pools for s in c.outputs), tt.describe_scopes(
+        lowered
+    )
+    kernels = [k for name, k in tt.kernel_sources(ex).items() if "adaptive_avg_pool2d" in name]
+    assert kernels and all(k.reads_image and k.writes_image for k in kernels)
+
+
+# Relax has no adaptive max pooling op; TOPI has, and gives it the same per-output windows.
+def _adaptive_max_func(shape, output_size, scope):
+    data = te.placeholder(shape, "float32", name="data")
+    out = topi.nn.adaptive_pool(data, output_size, "max", "NCHW4c")
+    func = te.create_prim_func([data, out])
+    buffers = [tirx.decl_buffer(t.shape, t.dtype, t.op.name, scope=scope) for t in (data, out)]
+    return func.specialize(dict(zip(func.params, buffers))).with_attr("global_symbol", "main")
+
+
+def _adaptive_max_texture_build(shape, output_size):
+    target = tt.texture_target()
+    mod = tvm.IRModule({"main": _adaptive_max_func(shape, output_size, "global.texture")})
+    with target:
+        mod = dl.ApplyDefaultSchedule(dl.adreno.Pool2D())(mod)
+    return tvm.tirx.build(mod, target=target, pipeline="adreno")
+
+
+def test_adaptive_max_on_textures_compile():
+    """The window rule takes max pooling too (no epilogue: the maximum is kept in registers
+    and stored once, since a kernel cannot read back an image it writes)."""
+    source = _adaptive_max_texture_build((1, 2, 7, 7, 4), (3, 3)).imports[0].inspect_source()
+    assert re.search(r"read_imagef|READ_IMAGEF", source) and "write_imagef" in source, source
+    assert re.search(r"= max\(\w+\[0\], \w+\)", source), source
+
+
+@pytest.mark.requires_opencl
+@pytest.mark.parametrize("side,output_size", [(7, (3, 3)), (10, (4, 3))])
+def test_adaptive_max_on_textures_numerics(side, output_size, rng):
+    """Texture in, texture out, against the same TOPI function built for LLVM."""
+    shape = (1, 2, side, side, 4)
+    out_shape = (1, 2, *output_size, 4)
+    data = rng.uniform(-1, 1, size=shape).astype("float32")
+    dev = tt.tvm_device()
+    image_in = tvm.runtime.empty(shape, "float32", dev, mem_scope="global.texture")
+    image_in.copyfrom(data)
+    image_out = tvm.runtime.empty(out_shape, "float32", dev, mem_scope="global.texture")
+    _adaptive_max_texture_build(shape, output_size)["main"](image_in, image_out)
+    ref = tvm.tirx.build(_adaptive_max_func(shape, output_size, "global"), target="llvm")
+    desired = tvm.runtime.empty(out_shape, "float32", tvm.cpu())
+    ref["main"](tvm.runtime.tensor(data), desired)
+    tt.assert_close(
+        [image_out.numpy()], [desired.numpy()], "float32", context=f"{side} -> {output_size}"
+    )
