@@ -22,6 +22,8 @@ Before the Adreno legalization chose an implementation per shape, every conv2d w
 OpenCL device, and matches the float32 LLVM build of the same module.
 """
 
+import re
+
 import pytest
 
 from tvm import relax
@@ -101,3 +103,25 @@ def test_compile(case, compile_dtype_mode):
 @pytest.mark.parametrize("case", list(CASES))
 def test_numerics(case, dtype_mode, rng):
     tt.check_numerics(CASES[case].fn, dtype_mode, rng, name=case)
+
+
+# Picks one lane out of a pixel read: ``((float*)&v_)[lane]`` in TVM's OpenCL.
+_LANE_PICK = re.compile(r"\(\((float|half)\*\)&\w+\)\[")
+
+
+@pytest.mark.parametrize(
+    "case, whole_pixels",
+    [("depthwise_3x3", True), ("depthwise_3x3_stride2", True), ("depthwise_multiplier3", False)],
+)
+def test_depthwise_reads_whole_pixels(case, whole_pixels):
+    """With channel multiplier 1 each tap is one pixel read of the input image (no lane
+    picked out of it); with multiplier 3 the lanes of an output texel come from different
+    input texels, so they are read lane by lane."""
+    _, ex = tt.check_compile(CASES[case], "float32")
+    (kernel,) = [k for n, k in tt.kernel_sources(ex).items() if "depthwise" in n]
+    assert kernel.reads_image, kernel.name
+    picks = _LANE_PICK.search(kernel.body)
+    if whole_pixels:
+        assert picks is None, f"{kernel.name} reads single lanes: {picks.group(0)!r}"
+    else:
+        assert picks is not None, f"{kernel.name}: expected lane-by-lane reads"

@@ -14,6 +14,7 @@
 # KIND, either express or implied.  See the License for the
 # specific language governing permissions and limitations
 # under the License.
+# pylint: disable=invalid-name
 """A schedule rule for depthwise and grouped convolutions on Adreno textures."""
 
 from typing import List, Optional
@@ -52,6 +53,14 @@ def _product_loads(block) -> Optional[List]:
     return loads
 
 
+def _reads_whole_texels(block, loads) -> bool:
+    """Whether both operands are indexed on their innermost axis by the output lane itself:
+    then the four lanes of an output texel read the four lanes of one input texel (a
+    depthwise conv with channel multiplier 1), so the lane loop can be one vector read."""
+    lane = block.iter_vars[4].var
+    return all(load.indices[-1].same_as(lane) for load in loads)
+
+
 def _is_channel_blocked(buf) -> bool:
     last = buf.shape[-1]
     return len(buf.shape) == 5 and isinstance(last, tirx.IntImm) and int(last) == _LANES
@@ -71,7 +80,11 @@ class GroupConv2d(AdrenoScheduleRule):
 
     Threads: the output pixels are fused and split by 64, a work-group size every OpenCL
     device accepts and one full Adreno wave; each thread keeps its four output lanes in
-    registers and stores one texel.
+    registers and stores one texel. When each output lane reads the same lane of the input
+    (depthwise with channel multiplier 1, MobileNet's case), the lanes are vectorized in the
+    window loop too: one pixel read of the input and one vector read of the weights per tap
+    instead of four. Other channel maps (multipliers above 1, group convolution) read lane
+    by lane.
     """
 
     threads = 64
@@ -101,6 +114,7 @@ class GroupConv2d(AdrenoScheduleRule):
         target: Target,
         _: bool,
     ) -> s_tir.Schedule | None:
+        """Schedule ``func`` when it holds a channel-blocked grouped convolution, else None."""
         if not isinstance(func, tirx.PrimFunc | s_tir.Schedule) or not self.is_target_available(
             target
         ):
@@ -115,6 +129,7 @@ class GroupConv2d(AdrenoScheduleRule):
         conv = self._conv_block(sch, blocks)
         if conv is None:
             return None
+        whole_texels = _reads_whole_texels(sch.get(conv), _product_loads(sch.get(conv)))
 
         # Zero padding: inlined, so the window is read straight from the input image.
         for producer in sch.get_producers(conv):
@@ -132,6 +147,8 @@ class GroupConv2d(AdrenoScheduleRule):
         out = sch.cache_write(conv, 0, "local")
         sch.reverse_compute_at(out, tx, preserve_unit_loops=True)
         sch.vectorize(sch.get_loops(out)[-1])
+        if whole_texels:
+            sch.vectorize(lane)
         init = sch.decompose_reduction(conv, reduce_loops[0])
         sch.vectorize(sch.get_loops(init)[-1])
 
