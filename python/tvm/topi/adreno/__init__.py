@@ -20,3 +20,4 @@
 from .depthwise_conv2d import depthwise_conv2d_NCHWc_OIHWo
 from .group_conv2d import group_conv2d_NCHWc_OIHWo
 from .conv2d_winograd import conv2d_winograd_NCHWc_OIHWo, conv2d_winograd_weight_transform
+from .conv2d_transpose import conv2d_transpose_NCHWc

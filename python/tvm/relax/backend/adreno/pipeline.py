@@ -19,7 +19,12 @@
 import tvm
 from tvm import relax
 from tvm.relax.transform.legalize_ops import adreno as legalize_adreno
+from tvm.relax.backend.adreno.transform.broadcast_rank import AlignBroadcastRank
 from tvm.relax.backend.adreno.transform.clip_to_min_max import ClipToMinMax
+from tvm.relax.backend.adreno.transform.conv2d_transpose_layout import (
+    FoldTextureLayoutTransforms,
+    LowerConv2dTransposeNCHWc,
+)
 from tvm.relax.backend.adreno.transform.conv_channel_padding import PadConvChannels
 
 
@@ -56,8 +61,11 @@ def legalize_passes(target: tvm.target.Target):  # pylint: disable=unused-argume
             [
                 relax.backend.adreno.transform.SplitChannelReductionKeepdims(),
                 ClipToMinMax(),
+                AlignBroadcastRank(),
+                LowerConv2dTransposeNCHWc(),
                 PadConvChannels(),
                 relax.transform.ConvertLayout(desired_layouts),
+                FoldTextureLayoutTransforms(),
                 relax.transform.Normalize(),
                 relax.transform.FoldConstant(),
                 relax.transform.LegalizeOps(skip_ops=skip_ops),

@@ -18,3 +18,4 @@
 """Legalize high-level operator calls in Relax functions to call_tir."""
 
 from .convolution import conv2d_NCHWc_OIHWo, winograd_mode, winograd_tile
+from .conv2d_transpose import conv2d_transpose_NCHWc, conv2d_transpose_supported

@@ -1,0 +1,262 @@
+# Licensed to the Apache Software Foundation (ASF) under one
+# or more contributor license agreements.  See the NOTICE file
+# distributed with this work for additional information
+# regarding copyright ownership.  The ASF licenses this file
+# to you under the Apache License, Version 2.0 (the
+# "License"); you may not use this file except in compliance
+# with the License.  You may obtain a copy of the License at
+#
+#   http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing,
+# software distributed under the License is distributed on an
+# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+# KIND, either express or implied.  See the License for the
+# specific language governing permissions and limitations
+# under the License.
+# pylint: disable=invalid-name
+"""Put transposed convolutions, and the elementwise ops around them, on textures.
+
+``ConvertLayout`` cannot give ``conv2d_transpose`` a channel-blocked layout: its C++ layout
+inference only permutes axes (``TransposeLike`` in ``src/relax/transform/infer_layout_utils.cc``
+needs layouts of equal rank), and it even fails outright when the op's input comes out of a
+converted ``NCHW4c`` conv2d. Two passes around ``ConvertLayout`` handle it:
+
+``LowerConv2dTransposeNCHWc`` (before ``ConvertLayout``) lowers each supported
+``conv2d_transpose`` with ``legalize_ops.adreno.conv2d_transpose_NCHWc``: layout transforms into
+``NCHW4c``, the blocked compute (a ``call_tir``, which ``ConvertLayout`` leaves alone), a layout
+transform back to ``NCHW``.
+
+``FoldTextureLayoutTransforms`` (after ``ConvertLayout``) then
+
+1. drops a layout transform that undoes the one before it (``NCHW4c -> NCHW -> NCHW4c``);
+2. moves a layout transform out of ``NCHW4c`` below the elementwise op that consumes it, when
+   that is its only use, so the op runs in ``NCHW4c`` and the transform meets (and cancels)
+   the next one into ``NCHW4c``. The op's other operands follow: scalars as they are,
+   channel-complete tensors (a ``(1, C, 1, 1)`` bias, a residual) transformed too, which
+   cancels for a residual that comes out of ``NCHW4c`` and folds for a constant bias.
+
+3. merges identical transforms of one tensor (``ConvertLayout`` emits one per use, so an
+   ``NHWC`` input read by a conv and a residual add was transformed twice).
+
+``FoldTextureLayoutTransforms`` applies to any such transform, not only those around
+transposed convolutions.
+"""
+
+from typing import List, Optional
+
+import tvm
+import tvm_ffi
+from tvm import relax, tirx
+from tvm.sym import Analyzer
+from tvm.ir import Op
+from tvm.relax.transform.legalize_ops import adreno as legalize_adreno
+
+#: Elementwise ops that compute the same in any layout of their operands.
+UNARY_OPS = (
+    "relax.nn.relu",
+    "relax.sigmoid",
+    "relax.tanh",
+    "relax.exp",
+    "relax.negative",
+    "relax.abs",
+    "relax.sqrt",
+    "relax.astype",
+    "relax.nn.silu",
+)
+BINARY_OPS = (
+    "relax.add",
+    "relax.subtract",
+    "relax.multiply",
+    "relax.divide",
+    "relax.maximum",
+    "relax.minimum",
+    "relax.power",
+)
+#: Lanes of a texel: a transform out of a texture layout reads 5-D tensors with this last axis.
+_LANES = 4
+
+
+def _shape(expr: relax.Expr) -> Optional[List[int]]:
+    ty = expr.ty
+    if not isinstance(ty, relax.TensorType) or ty.shape is None:
+        return None
+    try:
+        return [int(dim) for dim in ty.shape]
+    except (TypeError, ValueError):
+        return None
+
+
+def _undoes(first, second, shape: List[int]) -> bool:
+    """Whether ``second`` maps the outputs of ``first`` (over ``shape``) back to its inputs."""
+    analyzer = Analyzer()
+    for var, extent in zip(first.initial_indices, shape):
+        analyzer.bind(var, tvm.ir.Range(0, extent))
+    back = second.map_indices(first.final_indices)
+    return len(back) == len(shape) and all(
+        analyzer.can_prove_equal(a, b) for a, b in zip(back, first.initial_indices)
+    )
+
+
+def _uses_var(expr, var) -> bool:
+    return any(v.same_as(var) for v in tirx.analysis.undefined_vars(expr))
+
+
+@relax.expr_functor.mutator
+class _TransposeLowering(relax.PyExprMutator):
+    transpose_op = Op.get("relax.nn.conv2d_transpose")
+
+    def visit_call_(self, call: relax.Call) -> relax.Expr:  # pylint: disable=arguments-renamed
+        call = super().visit_call_(call)
+        if call.op.same_as(self.transpose_op) and legalize_adreno.conv2d_transpose_supported(call):
+            return legalize_adreno.conv2d_transpose_NCHWc(self.builder_, call)
+        return call
+
+
+@relax.expr_functor.mutator
+class _LayoutFolder(relax.PyExprMutator):
+    layout_op = Op.get("relax.layout_transform")
+    unary_ops = tuple(Op.get(name) for name in UNARY_OPS)
+    binary_ops = tuple(Op.get(name) for name in BINARY_OPS)
+
+    def __init__(self, mod: tvm.IRModule, uses):
+        super().__init__(mod)
+        self.uses = uses
+
+    def _unblocking(self, var: relax.Expr) -> Optional[relax.Call]:
+        """The ``layout_transform`` bound to ``var`` when it leaves a texture layout (5-D
+        input blocked by 4, 4-D output, no padding) and ``var`` has no other use."""
+        if not isinstance(var, relax.Var) or self.uses.get(var, 0) != 1:
+            return None
+        value = self.lookup_binding(var)
+        if not isinstance(value, relax.Call) or not value.op.same_as(self.layout_op):
+            return None
+        src, dst = _shape(value.args[0]), _shape(value)
+        if src is None or dst is None or len(src) != 5 or src[-1] != _LANES or len(dst) != 4:
+            return None
+        if value.attrs.pad_value is not None or src[1] * _LANES != max(dst):
+            return None
+        return value
+
+    def visit_call_(self, call: relax.Call) -> relax.Expr:  # pylint: disable=arguments-renamed
+        call = super().visit_call_(call)
+        if call.op.same_as(self.layout_op):
+            return self._cancel(call)
+        if any(call.op.same_as(op) for op in self.unary_ops + self.binary_ops):
+            return self._sink(call)
+        return call
+
+    def _cancel(self, call: relax.Call) -> relax.Expr:
+        inner = call.args[0]
+        if not isinstance(inner, relax.Var):
+            return call
+        value = self.lookup_binding(inner)
+        if not isinstance(value, relax.Call) or not value.op.same_as(self.layout_op):
+            return call
+        source = value.args[0]
+        shape = _shape(source)
+        if shape is None or shape != _shape(call) or value.attrs.pad_value is not None:
+            return call
+        if _undoes(value.attrs.index_map, call.attrs.index_map, shape):
+            return source
+        return call
+
+    def _sink(self, call: relax.Call) -> relax.Expr:
+        tensors = [i for i, arg in enumerate(call.args) if isinstance(arg.ty, relax.TensorType)]
+        unblock = None
+        for i in tensors:
+            unblock = self._unblocking(call.args[i])
+            if unblock is not None:
+                break
+        if unblock is None:
+            return call
+        out_shape = _shape(unblock)
+        back = unblock.attrs.index_map
+        into = back.inverse(_shape(unblock.args[0]))
+        channel = [
+            axis
+            for axis, var in enumerate(into.initial_indices)
+            if _uses_var(into.final_indices[-1], var)
+        ]
+        args = list(call.args)
+        for i in tensors:
+            other = self._unblocking(args[i])
+            if other is not None and tvm_ffi.structural_equal(other.attrs.index_map, back):
+                args[i] = other.args[0]
+                continue
+            shape = _shape(args[i])
+            if shape is None:
+                return call
+            if not shape:
+                continue
+            if len(shape) != 4 or len(channel) != 1 or shape[channel[0]] != out_shape[channel[0]]:
+                return call
+            args[i] = self.builder_.emit(relax.op.layout_transform(args[i], into))
+        blocked = self.builder_.emit(relax.Call(call.op, args, call.attrs, call.ty_args))
+        return relax.op.layout_transform(blocked, back)
+
+
+def _use_counts(func: relax.Function) -> dict:
+    counts: dict = {}
+
+    def _visit(expr):
+        if isinstance(expr, relax.Call):
+            for arg in expr.args:
+                if isinstance(arg, relax.Var):
+                    counts[arg] = counts.get(arg, 0) + 1
+                elif isinstance(arg, relax.Tuple):
+                    for field in arg.fields:
+                        if isinstance(field, relax.Var):
+                            counts[field] = counts.get(field, 0) + 1
+
+    relax.analysis.post_order_visit(func, _visit)
+    return counts
+
+
+@tvm.transform.module_pass(opt_level=0, name="LowerConv2dTransposeNCHWc")
+class LowerConv2dTransposeNCHWc:  # pylint: disable=too-few-public-methods
+    """Lower supported ``conv2d_transpose`` calls to the ``NCHW4c`` texture compute.
+
+    Run before ``ConvertLayout``; see the module docstring.
+
+    Returns
+    -------
+    ret : tvm.transform.Pass
+        The pass.
+    """
+
+    def transform_module(self, mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
+        """Lower the transposed convolutions of every Relax function of ``mod``."""
+        lowering = _TransposeLowering(mod)
+        for gvar, func in mod.functions_items():
+            if isinstance(func, relax.Function):
+                lowering.builder_.update_func(gvar, lowering.visit_expr(func))
+        return lowering.builder_.get()
+
+
+@tvm.transform.module_pass(opt_level=0, name="FoldTextureLayoutTransforms")
+class FoldTextureLayoutTransforms:  # pylint: disable=too-few-public-methods
+    """Cancel inverse layout transforms and move transforms out of ``NCHW4c`` below
+    elementwise ops.
+
+    Run after ``ConvertLayout``; see the module docstring.
+
+    Returns
+    -------
+    ret : tvm.transform.Pass
+        The pass.
+    """
+
+    def transform_module(self, mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
+        """Rewrite every Relax function of ``mod``, then drop aliases and unused bindings."""
+        funcs = [(g, f) for g, f in mod.functions_items() if isinstance(f, relax.Function)]
+        for gvar, func in funcs:
+            folder = _LayoutFolder(mod, _use_counts(func))
+            folder.builder_.update_func(gvar, folder.visit_expr(func))
+            mod = folder.builder_.get()
+        # A cancelled pair leaves ``y = x``: the C++ scope annotation does not look through
+        # such aliases (the producer would see no consumer and stay in a buffer).
+        mod = relax.transform.CanonicalizeBindings()(mod)
+        # ConvertLayout transforms a tensor once per use: merge the copies.
+        mod = relax.transform.EliminateCommonSubexpr()(mod)
+        return relax.transform.DeadCodeElimination()(mod)

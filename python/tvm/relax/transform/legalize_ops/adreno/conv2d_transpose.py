@@ -1,0 +1,145 @@
+# Licensed to the Apache Software Foundation (ASF) under one
+# or more contributor license agreements.  See the NOTICE file
+# distributed with this work for additional information
+# regarding copyright ownership.  The ASF licenses this file
+# to you under the Apache License, Version 2.0 (the
+# "License"); you may not use this file except in compliance
+# with the License.  You may obtain a copy of the License at
+#
+#   http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing,
+# software distributed under the License is distributed on an
+# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+# KIND, either express or implied.  See the License for the
+# specific language governing permissions and limitations
+# under the License.
+# pylint: disable=invalid-name
+"""Lower ``relax.nn.conv2d_transpose`` to the Adreno texture compute.
+
+``ConvertLayout`` cannot give a transposed convolution a channel-blocked layout: the C++
+layout inference of ``conv2d_transpose`` (``src/relax/op/nn/convolution.cc``) only permutes
+axes (``TransposeLike`` needs layouts of equal rank), so ``NCHW4c`` fails. The Adreno backend
+therefore lowers the op itself: the ``NCHW`` activation is blocked into ``NCHW4c`` (channels
+zero-padded to a multiple of 4), the ``IOHW`` weight into ``[O // 4, I, H, W, 4]``, the
+convolution is ``topi.adreno.conv2d_transpose_NCHWc``, and the result is unblocked (and
+cropped to the real channel count). The layout transforms are Relax ops, so the texture
+pipeline (``relax.backend.adreno.transform.ConvertConv2dTransposeLayout``) can cancel them
+against the ones ``ConvertLayout`` put around the op.
+
+The PrimFunc carries the attributes of an ``NCHW4c`` / ``OIHW4o`` conv2d as ``op_attrs``: that
+is what the memory-scope annotation (C++ ``AnnotateCustomMemoryScope``) reads to place a
+convolution's activation in a texture and its weight in a buffer.
+"""
+
+from typing import Optional
+
+import tvm
+from tvm import relax
+from tvm.topi import adreno as topi_adreno
+
+#: Channels per texel.
+_BLOCK = 4
+
+
+def _static_shape(expr: relax.Expr) -> Optional[list]:
+    ty = expr.ty
+    if not isinstance(ty, relax.TensorType) or ty.shape is None:
+        return None
+    try:
+        return [int(dim) for dim in ty.shape]
+    except (TypeError, ValueError):
+        return None
+
+
+def conv2d_transpose_supported(call: relax.Call) -> bool:
+    """Whether :py:func:`conv2d_transpose_NCHWc` lowers ``call``.
+
+    Supported: ``NCHW`` data, ``IOHW`` weight, ``NCHW`` output, one group, dilation 1, static
+    shapes. Anything else keeps the generic (buffer) legalization.
+
+    Parameters
+    ----------
+    call : relax.Call
+        A ``relax.nn.conv2d_transpose`` call.
+
+    Returns
+    -------
+    supported : bool
+    """
+    attrs = call.attrs
+    if (attrs.data_layout, attrs.kernel_layout, attrs.out_layout) != ("NCHW", "IOHW", "NCHW"):
+        return False
+    if int(attrs.groups) != 1 or [int(d) for d in attrs.dilation] != [1, 1]:
+        return False
+    return all(_static_shape(e) is not None for e in (call.args[0], call.args[1], call))
+
+
+def _conv2d_attrs(call: relax.Call) -> tvm.ir.Attrs:
+    attrs = call.attrs
+    return tvm.ir.make_node(
+        "relax.attrs.Conv2DAttrs",
+        strides=attrs.strides,
+        padding=attrs.padding,
+        dilation=attrs.dilation,
+        groups=1,
+        data_layout="NCHW4c",
+        kernel_layout="OIHW4o",
+        out_layout="NCHW4c",
+        out_dtype=str(call.ty.dtype),
+    )
+
+
+def conv2d_transpose_NCHWc(bb: relax.BlockBuilder, call: relax.Call) -> relax.Expr:
+    """Lower an ``NCHW`` / ``IOHW`` transposed conv2d to a channel-blocked ``call_tir``.
+
+    Parameters
+    ----------
+    bb : relax.BlockBuilder
+        The block builder to emit into.
+    call : relax.Call
+        The ``relax.nn.conv2d_transpose`` call; see :py:func:`conv2d_transpose_supported`.
+
+    Returns
+    -------
+    expr : relax.Expr
+        The ``NCHW`` result: blocked inputs, the convolution, the unblocked output.
+    """
+    if not conv2d_transpose_supported(call):
+        raise ValueError(
+            f"conv2d_transpose with layouts {call.attrs.data_layout}/{call.attrs.kernel_layout}"
+            f", groups {call.attrs.groups}, dilation {list(call.attrs.dilation)} has no Adreno "
+            "texture lowering (NCHW/IOHW, one group, dilation 1, static shapes)"
+        )
+    data, weight = call.args
+    in_channels, out_channels = _static_shape(weight)[:2]
+    in_padded = -(-in_channels // _BLOCK) * _BLOCK
+    if in_padded != in_channels:
+        weight = bb.emit(relax.op.nn.pad(weight, [0, in_padded - in_channels, 0, 0, 0, 0, 0, 0]))
+    data4 = bb.emit(
+        relax.op.layout_transform(
+            data, lambda n, c, h, w: (n, c // _BLOCK, h, w, c % _BLOCK), pad_value=0.0
+        )
+    )
+    weight4 = bb.emit(
+        relax.op.layout_transform(
+            weight, lambda i, o, h, w: (o // _BLOCK, i, h, w, o % _BLOCK), pad_value=0.0
+        )
+    )
+    conv = bb.call_te(
+        topi_adreno.conv2d_transpose_NCHWc,
+        data4,
+        weight4,
+        stride=call.attrs.strides,
+        padding=call.attrs.padding,
+        output_padding=call.attrs.output_padding,
+        out_dtype=str(call.ty.dtype),
+        primfunc_name_hint="conv2d_transpose_NCHWc",
+    )
+    gvar = conv.args[0]
+    bb.update_func(gvar, bb.get()[gvar].with_attr("op_attrs", _conv2d_attrs(call)))
+    out4 = bb.emit(conv)
+    out = relax.op.layout_transform(out4, lambda n, c, h, w, b: (n, c * _BLOCK + b, h, w))
+    if -(-out_channels // _BLOCK) * _BLOCK != out_channels:
+        out = relax.op.strided_slice(bb.emit(out), axes=[1], begin=[0], end=[out_channels])
+    return out

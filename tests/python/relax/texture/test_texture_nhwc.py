@@ -1,0 +1,187 @@
+# Licensed to the Apache Software Foundation (ASF) under one
+# or more contributor license agreements.  See the NOTICE file
+# distributed with this work for additional information
+# regarding copyright ownership.  The ASF licenses this file
+# to you under the Apache License, Version 2.0 (the
+# "License"); you may not use this file except in compliance
+# with the License.  You may obtain a copy of the License at
+#
+#   http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing,
+# software distributed under the License is distributed on an
+# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+# KIND, either express or implied.  See the License for the
+# specific language governing permissions and limitations
+# under the License.
+# pylint: disable=invalid-name
+"""NHWC networks (what the TFLite frontend emits) on the Adreno texture target.
+
+An ``NHWC`` / ``HWIO`` conv chain is converted to ``NCHW4c`` once at the input and back once at
+the output; the bias, activation, residual add and pooling between the convolutions stay on
+textures and fuse into the conv kernels. TFLite adds a conv's bias as a 1-D ``(C,)`` tensor:
+``AlignBroadcastRank`` reshapes it to ``(1, 1, 1, C)`` so that ``ConvertLayout`` can block it
+(otherwise every conv's result left its texture for the bias add, two layout transforms per
+conv). Numerics match the float32 LLVM build on fresh random inputs.
+"""
+
+import numpy as np
+import pytest
+
+import tvm
+from tvm import relax
+from tvm.relax.backend.adreno.transform.broadcast_rank import AlignBroadcastRank
+
+import texture_testing as tt
+
+
+def _conv(nb, x, out_channels, kernel=3, stride=1, depthwise=False):
+    """NHWC conv with a fresh HWIO weight (HWOI for depthwise, as TFLite emits), plus a 1-D
+    bias; in float16_acc32 mode accumulate in float32 and cast back."""
+    in_channels = int(x.ty.shape[3])
+    if depthwise:
+        w = nb.param("w", (kernel, kernel, in_channels, 1))
+        layout, groups = "HWOI", in_channels
+    else:
+        w = nb.param("w", (kernel, kernel, in_channels, out_channels))
+        layout, groups = "HWIO", 1
+    acc32 = nb.mode == "float16_acc32"
+    y = nb.emit(
+        relax.op.nn.conv2d(
+            x,
+            w,
+            strides=stride,
+            padding=kernel // 2,
+            groups=groups,
+            data_layout="NHWC",
+            kernel_layout=layout,
+            out_dtype="float32" if acc32 else nb.dtype,
+        )
+    )
+    if acc32:
+        y = nb.emit(relax.op.astype(y, "float16"))
+    return nb.emit(relax.op.add(y, nb.param("b", (int(y.ty.shape[3]),))))
+
+
+def _chain(nb):
+    """conv + bias + relu, residual add, max pool, conv + bias."""
+    x = nb.input((1, 9, 9, 8))
+    y = nb.emit(relax.op.nn.relu(_conv(nb, x, 8)))
+    y = nb.emit(relax.op.add(y, x))
+    y = nb.emit(relax.op.nn.max_pool2d(y, 2, strides=2, layout="NHWC"))
+    return _conv(nb, y, 12)
+
+
+def _blaze_block(nb):
+    """BlazeFace's unit: depthwise 5x5 + bias, pointwise 1x1 + bias, residual add, relu."""
+    x = nb.input((1, 10, 10, 12))
+    y = _conv(nb, x, 12, kernel=5, depthwise=True)
+    y = _conv(nb, y, 12, kernel=1)
+    return nb.emit(relax.op.nn.relu(nb.emit(relax.op.add(y, x))))
+
+
+def _odd(nb):
+    """Odd sizes, stride 2, and channel counts that are not multiples of 4 at the ends."""
+    x = nb.input((1, 11, 7, 4))
+    y = nb.emit(relax.op.nn.relu(_conv(nb, x, 8, stride=2)))
+    y = nb.emit(relax.op.clip(_conv(nb, y, 8, kernel=3, depthwise=True), 0, 6))
+    return _conv(nb, y, 6, kernel=1)
+
+
+NETS = {"chain": _chain, "blaze_block": _blaze_block, "odd": _odd}
+
+
+def _layout_transforms(lowered):
+    """Layout-transform calls as (PrimFunc name, argument): those out of the blocked 5-D layout
+    and those of the input ``x0``."""
+    call_tir = tvm.ir.Op.get("relax.call_tir")
+    unblocking, of_input = [], []
+
+    def _visit(expr):
+        if isinstance(expr, relax.Call) and expr.op.same_as(call_tir):
+            name = expr.args[0].name_hint
+            if "layout_transform" in name:
+                arg = expr.args[1].fields[0]
+                if len(arg.ty.shape) == 5:
+                    unblocking.append(name)
+                if isinstance(arg, relax.Var) and arg.name == "x0":
+                    of_input.append(name)
+
+    relax.analysis.post_order_visit(lowered["main"], _visit)
+    return unblocking, of_input
+
+
+@pytest.mark.parametrize("net", ["chain", "blaze_block"])
+def test_one_transform_in_one_out(net, compile_dtype_mode):
+    """The input is transformed into NCHW4c once, only the output out of it, and every other
+    kernel reads a texture."""
+    mod = tt.build_network(NETS[net], compile_dtype_mode)
+    lowered, ex = tt.build_texture_with_scopes(mod)
+    unblocking, of_input = _layout_transforms(lowered)
+    assert len(unblocking) == 1 and len(of_input) == 1, tt.describe_scopes(lowered)
+    kernels = [c for c in tt.texture_call_scopes(lowered) if "layout_transform" not in c.func]
+    assert all(tt.is_texture(c.inputs[0]) for c in kernels), tt.describe_scopes(lowered)
+    # The bias add of every conv is inside the conv's kernel.
+    convs = tt.conv2d_calls(lowered)
+    assert convs and all("add" in c.func for c in convs), tt.describe_scopes(lowered)
+    tt.assert_kernels_use_images(ex)
+
+
+def test_input_read_twice_is_transformed_once():
+    """The input feeds the first conv and the residual add: one transform serves both."""
+    lowered = tt.lower_to_scopes(tt.build_network(_chain, "float32"))
+    _, of_input = _layout_transforms(lowered)
+    assert len(of_input) == 1, tt.describe_scopes(lowered)
+
+
+@pytest.mark.requires_opencl
+@pytest.mark.parametrize("net", list(NETS))
+def test_numerics(net, dtype_mode, rng):
+    tt.check_numerics(NETS[net], dtype_mode, rng, name=net)
+
+
+def _bias_add_module(bias_shape, x_shape=(1, 4, 4, 8)):
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType(x_shape, "float32"))
+    b = relax.Var("b", relax.TensorType(bias_shape, "float32"))
+    with bb.function("main", [x, b]):
+        with bb.dataflow():
+            out = bb.emit_output(relax.op.add(x, b))
+        bb.emit_func_output(out)
+    return bb.get()
+
+
+def _add_operand_shapes(mod):
+    shapes = []
+    add = tvm.ir.Op.get("relax.add")
+
+    def _visit(expr):
+        if isinstance(expr, relax.Call) and expr.op.same_as(add):
+            shapes.append([tuple(int(d) for d in a.ty.shape) for a in expr.args])
+
+    relax.analysis.post_order_visit(mod["main"], _visit)
+    return shapes
+
+
+@pytest.mark.parametrize(
+    "bias_shape, expected",
+    [
+        ((8,), (1, 1, 1, 8)),  # TFLite's conv bias
+        ((4, 1, 8), (1, 4, 1, 8)),
+        ((), ()),  # a scalar broadcasts in any layout: left alone
+        ((1, 1, 1, 8), (1, 1, 1, 8)),  # equal ranks: left alone
+    ],
+)
+def test_align_broadcast_rank(bias_shape, expected, rng):
+    """The lower-rank operand gains leading unit axes, and the result is unchanged (LLVM)."""
+    mod = _bias_add_module(bias_shape)
+    aligned = AlignBroadcastRank()(mod)
+    assert _add_operand_shapes(aligned) == [[(1, 4, 4, 8), expected]]
+    x = rng.uniform(-1, 1, (1, 4, 4, 8)).astype("float32")
+    b = rng.uniform(-1, 1, bias_shape).astype("float32")
+    results = []
+    for module in (mod, aligned):
+        vm = relax.VirtualMachine(tt.build_llvm(module), tvm.cpu())
+        results.append(vm["main"](tvm.runtime.tensor(x), tvm.runtime.tensor(b)).numpy())
+    np.testing.assert_array_equal(results[1], results[0])
+    np.testing.assert_allclose(results[0], x + b, rtol=1e-6)
