@@ -24,7 +24,9 @@ in between is a view, not a kernel.
 
 import pytest
 
+import tvm
 from tvm import relax
+from tvm.relax.backend.adreno.transform.channel_norm_layout import LegalizeChannelNorms
 
 import texture_testing as tt
 
@@ -60,6 +62,34 @@ def _layer_norm_chw(nb):
     )
 
 
+def _layer_norm_c(nb):
+    y = _conv(nb)
+    return nb.emit(relax.op.nn.layer_norm(y, nb.param("g", (C,)), nb.param("b", (C,)), axes=[1]))
+
+
+def _group_norm(nb):
+    y = _conv(nb)
+    return nb.emit(
+        relax.op.nn.group_norm(
+            y, nb.param("g", (C,)), nb.param("b", (C,)), num_groups=4, channel_axis=1, axes=[2, 3]
+        )
+    )
+
+
+def _instance_norm(nb):
+    y = _conv(nb)
+    return nb.emit(
+        relax.op.nn.instance_norm(
+            y, nb.param("g", (C,)), nb.param("b", (C,)), channel_axis=1, axes=[2, 3]
+        )
+    )
+
+
+def _rms_norm_chw(nb):
+    y = _conv(nb)
+    return nb.emit(relax.op.nn.rms_norm(y, nb.param("g", (C, H, W)), axes=[1, 2, 3]))
+
+
 def _dense_flatten(nb):
     y = _conv(nb)
     return nb.dense(nb.emit(relax.op.reshape(y, (N, C * H * W))), 10)
@@ -79,15 +109,16 @@ CASES = {
     "softmax_channels": (_softmax_c, "softmax"),
     "softmax_width": (_softmax_w, "softmax"),
     "layer_norm_hw": (_layer_norm_hw, "layer_norm"),
+    # Normalizations whose parameters run along the channel axis: LegalizeChannelNorms keeps
+    # them out of ConvertLayout (its C++ layout inference breaks them), in NCHW on buffers.
+    "layer_norm_chw": (_layer_norm_chw, "layer_norm"),
+    "layer_norm_c": (_layer_norm_c, "layer_norm"),
+    "group_norm": (_group_norm, "group_norm"),
+    "instance_norm": (_instance_norm, "instance_norm"),
+    "rms_norm_chw": (_rms_norm_chw, "rms_norm"),
     "dense_after_flatten": (_dense_flatten, "matmul"),
     "dense_after_global_pool": (_dense_global_pool, "matmul"),
     "matmul_width": (_matmul_hw, "matmul"),
-}
-
-KNOWN_FAILURES = {
-    # ConvertLayout (C++ InferLayout of layer_norm) moves the op to NCHW4c but leaves gamma and
-    # beta in (C, H, W): type inference then fails.  Not fixed yet.
-    "layer_norm_chw": (_layer_norm_chw, "layer_norm"),
 }
 
 
@@ -128,7 +159,34 @@ def test_numerics(case, dtype_mode, rng):
     tt.check_numerics(CASES[case][0], dtype_mode, rng, name=case)
 
 
-@pytest.mark.xfail(strict=True, reason="layer_norm over the channel axis: ConvertLayout bug")
-@pytest.mark.parametrize("case", list(KNOWN_FAILURES))
-def test_known_failure_compile(case):
-    _check_fallback(*KNOWN_FAILURES[case], "float32")
+def _norm_ops_left(mod):
+    names = []
+
+    def _visit(expr):
+        if isinstance(expr, relax.Call) and isinstance(expr.op, tvm.ir.Op):
+            if expr.op.name.startswith("relax.nn.") and expr.op.name.endswith("_norm"):
+                names.append(expr.op.name)
+
+    relax.analysis.post_order_visit(mod["main"], _visit)
+    return names
+
+
+@pytest.mark.parametrize(
+    "case,legalized",
+    [
+        ("layer_norm_chw", True),
+        ("layer_norm_c", True),
+        ("group_norm", True),
+        ("instance_norm", True),
+        ("rms_norm_chw", True),
+        # over H and W only: ConvertLayout handles it in NCHW4c, the pass leaves it alone
+        ("layer_norm_hw", False),
+    ],
+)
+def test_legalize_channel_norms(case, legalized):
+    mod = tt.build_network(CASES[case][0], "float32")
+    assert _norm_ops_left(mod)
+    after = LegalizeChannelNorms()(mod)
+    assert bool(_norm_ops_left(after)) != legalized, after["main"].script()
+    if legalized:
+        assert any(CASES[case][1] in gv.name_hint for gv in after.get_global_vars())

@@ -79,6 +79,7 @@ class Pool2D(AdrenoScheduleRule):
     def apply(  # pylint: disable=too-many-return-statements
         self, func: tirx.PrimFunc, target: Target, _: bool
     ) -> Optional[s_tir.Schedule]:
+        """Schedule ``func`` when it is pooling with per-output windows, else None."""
         if not isinstance(func, tirx.PrimFunc) or not self.is_target_available(target):
             return None
         config = self.config or ReductionConfig.from_target(target)
@@ -163,14 +164,16 @@ class Pool2D(AdrenoScheduleRule):
             out = epilogue
         else:
             # accumulate in registers and store once: a texture cannot be read and written
-            # by the same kernel
+            # by the same kernel.  The store block is made before the loops are fused, so that
+            # reverse_compute_at gives it the bound check of the last work group; made after,
+            # its region is taken from the window's nested reads and the check is lost.
             out = sch.cache_write(window, 0, "local")
         spatial = loops[:-1] if lane is not None else loops
         fused = sch.fuse(*spatial)
-        bx, tx = sch.split(fused, [None, config.serial_threads])
-        sch.bind(bx, "blockIdx.x")
-        sch.bind(tx, "threadIdx.x")
-        sch.reverse_compute_at(out, tx, preserve_unit_loops=True)
+        block_x, thread_x = sch.split(fused, [None, config.serial_threads])
+        sch.bind(block_x, "blockIdx.x")
+        sch.bind(thread_x, "threadIdx.x")
+        sch.reverse_compute_at(out, thread_x, preserve_unit_loops=True)
         if lane is not None:
             sch.vectorize(sch.get_loops(out)[-1])
             sch.vectorize(lane)
