@@ -21,6 +21,7 @@ from tvm import relax
 from tvm.relax.transform.legalize_ops import adreno as legalize_adreno
 from tvm.relax.backend.adreno.transform.broadcast_rank import AlignBroadcastRank
 from tvm.relax.backend.adreno.transform.clip_to_min_max import ClipToMinMax
+from tvm.relax.backend.adreno.transform.channel_norm_layout import LegalizeChannelNorms
 from tvm.relax.backend.adreno.transform.conv2d_transpose_layout import (
     FoldTextureLayoutTransforms,
     LowerConv2dTransposeNCHWc,
@@ -64,6 +65,7 @@ def legalize_passes(target: tvm.target.Target):  # pylint: disable=unused-argume
                 AlignBroadcastRank(),
                 LowerConv2dTransposeNCHWc(),
                 PadConvChannels(),
+                LegalizeChannelNorms(),
                 relax.transform.ConvertLayout(desired_layouts),
                 FoldTextureLayoutTransforms(),
                 relax.transform.Normalize(),
@@ -113,6 +115,7 @@ def legalize_passes(target: tvm.target.Target):  # pylint: disable=unused-argume
                 dl.adreno.GroupConv2d(),
                 dl.adreno.LayoutTransform(),
                 dl.adreno.Reduction(),
+                dl.adreno.Pool2D(),
                 dl.adreno.Fallback(),
             )
         ]
