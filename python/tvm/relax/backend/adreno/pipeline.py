@@ -134,7 +134,14 @@ def legalize_passes(target: tvm.target.Target):  # pylint: disable=unused-argume
 
 def dataflow_lower_passes(target: tvm.target.Target):  # pylint: disable=unused-argument
     """The default dataflow lowering passes for Adreno GPU backend."""
-    return relax.backend.gpu_generic.dataflow_lower_passes(target)
+    passes = relax.backend.gpu_generic.dataflow_lower_passes(target)
+    if "texture" in target.keys:
+        # RewriteBufferReshapeToView already turned the buffer reshapes into views.  The C++
+        # RewriteDataflowReshape ignores memory scopes: it would also turn a layout transform
+        # that writes a texture into a view of its buffer input (and leave the uses of the
+        # retyped variable undefined).
+        passes = [p for p in passes if p.info.name != "RewriteDataflowReshape"]
+    return passes
 
 
 def finalize_passes(target: tvm.target.Target):  # pylint: disable=unused-argument
