@@ -22,6 +22,7 @@ from tvm.relax.transform.legalize_ops import adreno as legalize_adreno
 from tvm.relax.backend.adreno.transform.broadcast_rank import AlignBroadcastRank
 from tvm.relax.backend.adreno.transform.clip_to_min_max import ClipToMinMax
 from tvm.relax.backend.adreno.transform.channel_norm_layout import LegalizeChannelNorms
+from tvm.relax.backend.adreno.transform.texture_call_site import SpecializeTextureCallSites
 from tvm.relax.backend.adreno.transform.conv2d_transpose_layout import (
     FoldTextureLayoutTransforms,
     LowerConv2dTransposeNCHWc,
@@ -101,7 +102,7 @@ def legalize_passes(target: tvm.target.Target):  # pylint: disable=unused-argume
                 relax.backend.adreno.transform.BalanceTextureScope(target),
                 relax.backend.adreno.transform.RewriteBufferReshapeToView(),
                 relax.transform.DeadCodeElimination(),
-                relax.transform.SpecializePrimFuncBasedOnCallSite(),
+                SpecializeTextureCallSites(),
             ]
         )
     from tvm.s_tir import dlight as dl  # pylint: disable=import-outside-toplevel
