@@ -22,16 +22,17 @@
   answer.  (``AnnotateCustomMemoryScope`` refuses a side equal to the limit, so "just under"
   is one pixel below it.)
 * A tensor with a dynamic shape never gets a texture scope (the C++ pass names one,
-  ``global.texture-nchw``, that nothing downstream knows): it stays in buffers.  A module with
-  a symbolic batch compiles once and runs right at several batch sizes; with a symbolic height
-  or width it compiles, but the generated OpenCL is invalid (see _DYNAMIC_SPATIAL_CODEGEN).
+  ``global.texture-nchw``, that nothing downstream knows): it stays in buffers, its kernels
+  are scheduled by the generic GPU rules (``SymbolicShapeFallback``), and a module with a
+  symbolic batch, height or width compiles once and runs right at several sizes.
 """
 
 import numpy as np
 import pytest
 
 import tvm
-from tvm import relax
+from tvm import relax, te, topi
+from tvm.s_tir import dlight as dl
 from tvm.relax.backend.adreno.transform import TextureLimits, choose_texture_scope
 
 import texture_testing as tt
@@ -176,37 +177,31 @@ def test_dynamic_shape_scopes(case):
             assert scope == "global", tt.describe_scopes(lowered)
 
 
+def test_symbolic_shape_fallback_takes_only_symbolic_kernels():
+    """The rule schedules a PrimFunc with a symbolic shape and leaves a static one to the
+    Adreno rules."""
+    target = tt.texture_target()
+    rule = dl.adreno.SymbolicShapeFallback()
+    for dims, taken in [(("n", 4, 6, 6), True), ((2, 4, 6, 6), False)]:
+        shape = [tvm.tirx.Var(d, "int64") if isinstance(d, str) else d for d in dims]
+        data = te.placeholder(shape, "float32", name="data")
+        func = te.create_prim_func([data, topi.nn.relu(data)]).with_attr("target", target)
+        assert (rule.apply(func, target, False) is not None) == taken, dims
+
+
 @pytest.mark.parametrize("case", list(DYNAMIC_CASES))
 def test_dynamic_shape_build(case):
-    """The whole module compiles: the NCHW4c packing kernels with a symbolic extent are
-    scheduled (dl.adreno.LayoutTransform used to call min() on it), and no kernel takes an
-    image."""
+    """The whole module compiles (dl.adreno.LayoutTransform used to call min() on a symbolic
+    extent, SpecializePrimFuncBasedOnCallSite to reject ``h // 2`` buffer shapes), and no
+    kernel takes an image."""
     ex = tt.build_texture(_dynamic_module(DYNAMIC_CASES[case][0]))
     kernels = tt.kernel_sources(ex)
     assert any("conv2d" in name for name in kernels), sorted(kernels)
     assert all(not k.image_params for k in kernels.values()), sorted(kernels)
 
 
-# A symbolic height or width reaches the generated OpenCL as a floor division/modulo by a
-# symbolic extent (the Adreno Conv2d and LayoutTransform schedules fuse the output loops).  The
-# TIR lowers it to a Let expression, and the C code generator (C++, CodeGenC's Let printing)
-# writes that Let's declaration into the middle of a vstore4 address: the kernel does not
-# compile ("expected ')'", "use of undeclared identifier 'rmod_30'").  The generic OpenCL
-# target, whose schedules do not vectorize those stores, runs the same module correctly.
-_DYNAMIC_SPATIAL_CODEGEN = (
-    "symbolic height/width: CodeGenC prints a floormod Let inside a vstore4 address "
-    "(invalid OpenCL from the Adreno Conv2d/LayoutTransform schedules)"
-)
-
-
-def _dynamic_numerics_case(case):
-    if case == "batch":
-        return case
-    return pytest.param(case, marks=pytest.mark.xfail(strict=True, reason=_DYNAMIC_SPATIAL_CODEGEN))
-
-
 @pytest.mark.requires_opencl
-@pytest.mark.parametrize("case", [_dynamic_numerics_case(c) for c in DYNAMIC_CASES])
+@pytest.mark.parametrize("case", list(DYNAMIC_CASES))
 def test_dynamic_shape_numerics(case, rng):
     """One build, run at several concrete shapes, against the LLVM build of the same module."""
     dims, shapes = DYNAMIC_CASES[case]
