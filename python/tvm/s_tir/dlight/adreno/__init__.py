@@ -23,6 +23,7 @@ from .convolution import Conv2d
 from .layout_transform import LayoutTransform
 from .fallback import Fallback
 from .pool import Pool2D
+from .symbolic_shape import SymbolicShapeFallback
 from .reduction import Reduction, ReductionConfig
 from .group_conv import GroupConv2d
 from .winograd import Winograd
