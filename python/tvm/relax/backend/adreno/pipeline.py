@@ -111,6 +111,7 @@ def legalize_passes(target: tvm.target.Target):  # pylint: disable=unused-argume
     pass_list.extend(
         [
             dl.ApplyDefaultSchedule(
+                dl.adreno.SymbolicShapeFallback(),
                 dl.adreno.Conv2d(),
                 dl.adreno.Winograd(),
                 dl.adreno.GroupConv2d(),
