@@ -32,10 +32,12 @@ from tvm.s_tir.dlight.adreno import convolution as conv_rule
 import texture_testing as tt
 
 
-def _conv(channels, out_channels, size, kernel=3, stride=1, epilogue=False):
+def _conv(channels, out_channels, size, kernel=3, stride=1, epilogue=False, residual=False):
     def network(net):
-        y = net.conv2d(net.input((1, channels, size, size)), out_channels, kernel, stride)
-        return net.emit(relax.op.nn.relu(net.bias(y))) if epilogue else y
+        x = net.input((1, channels, size, size))
+        y = net.conv2d(x, out_channels, kernel, stride)
+        y = net.emit(relax.op.nn.relu(net.bias(y))) if epilogue else y
+        return net.emit(relax.op.add(y, x)) if residual else y
 
     return network
 
@@ -52,6 +54,8 @@ CASES = {
     "stem_7x7_stride2_3_32": tt.Case(_conv(3, 32, 20, kernel=7, stride=2)),
     # Bias and ReLU fused into the conv kernel.
     "3x3_bias_relu_8_48": tt.Case(_conv(8, 48, 9, epilogue=True)),
+    # A 1x1 conv (no padding block) whose input also feeds the fused residual add.
+    "pointwise_bias_relu_residual_16": tt.Case(_conv(16, 16, 8, 1, epilogue=True, residual=True)),
 }
 
 

@@ -163,13 +163,15 @@ class Conv2d(AdrenoScheduleRule):
         ico, icb = sch.split(ic, [None, _LANES], preserve_unit_iters=True)
         sch.reorder(ico, kh, kw, icb, ocv, ob)
         # One input pixel (4 channels) per (ico, kh, kw), shared by the channel blocks.
-        rblk = sch.cache_read(blk, 0, "local")
+        # (consumer_blocks: the input may also feed the epilogue, a residual add, which reads
+        # it at the output position.)
+        rblk = sch.cache_read(blk, 0, "local", consumer_blocks=[blk])
         for pad in pads:
             sch.compute_inline(pad)
         sch.compute_at(rblk, kw, preserve_unit_loops=True)
         sch.vectorize(sch.get_loops(rblk)[-1])
         # The weights of those 4 input channels for the channel blocks, read as vectors.
-        wblk = sch.cache_read(blk, 1, "local")
+        wblk = sch.cache_read(blk, 1, "local", consumer_blocks=[blk])
         sch.compute_at(wblk, kw, preserve_unit_loops=True)
         sch.vectorize(sch.get_loops(wblk)[-1])
         sch.unroll(icb)
