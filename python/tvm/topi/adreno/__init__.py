@@ -19,5 +19,12 @@
 
 from .depthwise_conv2d import depthwise_conv2d_NCHWc_OIHWo
 from .group_conv2d import group_conv2d_NCHWc_OIHWo
-from .conv2d_winograd import conv2d_winograd_NCHWc_OIHWo, conv2d_winograd_weight_transform
+from .conv2d_winograd import (
+    conv2d_winograd_NCHWc_OIHWo,
+    conv2d_winograd_weight_transform,
+    conv2d_winograd_input_transform,
+    conv2d_winograd_batched_product,
+    conv2d_winograd_output_transform,
+    winograd_output_size,
+)
 from .conv2d_transpose import conv2d_transpose_NCHWc

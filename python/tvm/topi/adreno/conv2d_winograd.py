@@ -161,10 +161,198 @@ def conv2d_winograd_weight_transform(kernel: te.Tensor, tile: int, out_dtype: st
     )
 
 
-def conv2d_winograd_NCHWc_OIHWo(  # pylint: disable=too-many-locals
+def winograd_output_size(in_size: Tuple[int, int], padding) -> Tuple[int, int]:
+    """Output height and width of a 3x3, stride-1 convolution.
+
+    Parameters
+    ----------
+    in_size : tuple of int
+        Input height and width.
+    padding : int, or sequence of 2 or 4 ints
+        Zero padding (``[top, left, bottom, right]`` for 4 ints).
+
+    Returns
+    -------
+    out_size : tuple of int
+        Output height and width.
+    """
+    top, left, bottom, right = (int(p) for p in get_pad_tuple(padding, (3, 3)))
+    return (
+        in_size[0] + top + bottom - KERNEL_SIZE + 1,
+        in_size[1] + left + right - KERNEL_SIZE + 1,
+    )
+
+
+def conv2d_winograd_input_transform(  # pylint: disable=too-many-locals
+    data: te.Tensor, padding, tile: int, out_dtype: str = None
+) -> te.Tensor:
+    """Winograd input transform ``V = B^T d B`` of every input tile, in ``NCHW4c``.
+
+    Parameters
+    ----------
+    data : te.Tensor
+        ``[batch, in_channel // 4, in_height, in_width, 4]``.
+    padding : int, or sequence of 2 or 4 ints
+        Zero padding of the convolution (``[top, left, bottom, right]`` for 4 ints).
+    tile : int
+        Output tile size, 2 or 4.
+    out_dtype : str, optional
+        Dtype of the transformed tiles (default: the input dtype).
+
+    Returns
+    -------
+    transformed : te.Tensor
+        ``[alpha, alpha, in_channel // 4, tiles, 4]`` with ``alpha = tile + 2`` and ``tiles``
+        the output tiles of all images, row-major; channels stay innermost, so every element
+        of the result is one texture pixel.
+    """
+    batch, in_chunks, in_h, in_w, _ = blocked_shape(data)
+    _, b_t, _ = winograd_matrices(tile)
+    alpha = tile + KERNEL_SIZE - 1
+    dtype = out_dtype or data.dtype
+    top, left, _, _ = (int(p) for p in get_pad_tuple(padding, (3, 3)))
+    out_h, out_w = winograd_output_size((in_h, in_w), padding)
+    tiles_h = (out_h + tile - 1) // tile
+    tiles_w = (out_w + tile - 1) // tile
+    # Pad so that the last tile's window is inside; the extra rows only feed discarded outputs.
+    data_pad = pad(
+        data,
+        (0, 0, top, left, 0),
+        (0, 0, tiles_h * tile + 2 - in_h - top, tiles_w * tile + 2 - in_w - left, 0),
+        name="data_pad",
+    )
+
+    def _input_transform(eps, nu, cc, p, cb):
+        n = p // (tiles_h * tiles_w)
+        h0 = p % (tiles_h * tiles_w) // tiles_w * tile
+        w0 = p % tiles_w * tile
+        return _weighted_sum(
+            [
+                _coef(b_t, eps, a, dtype)
+                * _coef(b_t, nu, b, dtype)
+                * data_pad[n, cc, h0 + a, w0 + b, cb].astype(dtype)
+                for a in range(alpha)
+                for b in range(alpha)
+            ]
+        )
+
+    return te.compute(
+        (alpha, alpha, in_chunks, batch * tiles_h * tiles_w, CHANNEL_BLOCK),
+        _input_transform,
+        name="winograd_input_transform",
+        tag="winograd_input_transform",
+        attrs={"schedule_rule": "adreno.winograd_input_transform"},
+    )
+
+
+def conv2d_winograd_batched_product(
+    data_pack: te.Tensor, weight_transformed: te.Tensor, out_dtype: str = None
+) -> te.Tensor:
+    """The Winograd product ``M[e, n, o, p] = sum_c U[e, n, c, o] V[e, n, c, p]``.
+
+    One matrix product per tile point ``(e, n)``, reduced over input channels.
+
+    Parameters
+    ----------
+    data_pack : te.Tensor
+        ``[alpha, alpha, in_channel // 4, tiles, 4]`` from
+        :py:func:`conv2d_winograd_input_transform`.
+    weight_transformed : te.Tensor
+        ``[alpha, alpha, in_channel, out_channel // 4, 4]`` from
+        :py:func:`conv2d_winograd_weight_transform`.
+    out_dtype : str, optional
+        Accumulation and output dtype (default: the dtype of ``data_pack``).
+
+    Returns
+    -------
+    product : te.Tensor
+        ``[alpha, alpha, out_channel // 4, tiles, 4]``.
+    """
+    alpha, _, in_chunks, num_tiles, _ = blocked_shape(data_pack)
+    w_alpha, _, in_channels, out_chunks, _ = blocked_shape(weight_transformed)
+    if w_alpha != alpha or in_channels != in_chunks * CHANNEL_BLOCK:
+        raise ValueError(
+            f"transformed weights {list(weight_transformed.shape)} do not match transformed "
+            f"input {list(data_pack.shape)}"
+        )
+    dtype = out_dtype or data_pack.dtype
+    # The input-channel sum is split into (texel, lane), so V is read one texel at a time.
+    rco = te.reduce_axis((0, in_chunks), name="rco")
+    rci = te.reduce_axis((0, CHANNEL_BLOCK), name="rci")
+    return te.compute(
+        (alpha, alpha, out_chunks, num_tiles, CHANNEL_BLOCK),
+        lambda eps, nu, occ, p, ob: te.sum(
+            weight_transformed[eps, nu, rco * CHANNEL_BLOCK + rci, occ, ob].astype(dtype)
+            * data_pack[eps, nu, rco, p, rci].astype(dtype),
+            axis=[rco, rci],
+        ),
+        name="winograd_batched_product",
+        tag="winograd_batched_product",
+        attrs={"schedule_rule": "adreno.winograd_batched_product"},
+    )
+
+
+def conv2d_winograd_output_transform(
+    product: te.Tensor, out_size: Tuple[int, int], tile: int, out_dtype: str = None
+) -> te.Tensor:
+    """Winograd output transform ``Y = A^T M A``, gathered back to ``NCHW4c``.
+
+    Parameters
+    ----------
+    product : te.Tensor
+        ``[alpha, alpha, out_channel // 4, tiles, 4]`` from
+        :py:func:`conv2d_winograd_batched_product`.
+    out_size : tuple of int
+        Output height and width (the tiles may overhang them).
+    tile : int
+        Output tile size, 2 or 4.
+    out_dtype : str, optional
+        Output dtype (default: the dtype of ``product``).
+
+    Returns
+    -------
+    output : te.Tensor
+        ``[batch, out_channel // 4, out_height, out_width, 4]``.
+    """
+    alpha, _, out_chunks, num_tiles, _ = blocked_shape(product)
+    if alpha != tile + KERNEL_SIZE - 1:
+        raise ValueError(f"a product of {alpha}x{alpha} tile points does not match tile {tile}")
+    a_t, _, _ = winograd_matrices(tile)
+    out_h, out_w = (int(s) for s in out_size)
+    tiles_h = (out_h + tile - 1) // tile
+    tiles_w = (out_w + tile - 1) // tile
+    if num_tiles % (tiles_h * tiles_w):
+        raise ValueError(f"{num_tiles} tiles do not cover a {out_h}x{out_w} output by {tile}")
+    dtype = out_dtype or product.dtype
+
+    def _output_transform(n, occ, h, w, ob):
+        p = (n * tiles_h + h // tile) * tiles_w + w // tile
+        return _weighted_sum(
+            [
+                _coef(a_t, h % tile, a, dtype)
+                * _coef(a_t, w % tile, b, dtype)
+                * product[a, b, occ, p, ob].astype(dtype)
+                for a in range(alpha)
+                for b in range(alpha)
+            ]
+        )
+
+    return te.compute(
+        (num_tiles // (tiles_h * tiles_w), out_chunks, out_h, out_w, CHANNEL_BLOCK),
+        _output_transform,
+        name="winograd_output_transform",
+        tag="conv2d_winograd_nchw4c",
+        attrs={"schedule_rule": "adreno.winograd_output_transform"},
+    )
+
+
+def conv2d_winograd_NCHWc_OIHWo(
     data: te.Tensor, weight_transformed: te.Tensor, padding, tile: int, out_dtype: str = None
 ) -> te.Tensor:
     """Winograd conv2d F(tile x tile, 3 x 3), stride 1, dilation 1, in ``NCHW4c``.
+
+    The three stages in one compute; the Adreno legalization calls them one by one instead,
+    so that each intermediate is a tensor of its own that can live in a texture.
 
     Parameters
     ----------
@@ -185,81 +373,11 @@ def conv2d_winograd_NCHWc_OIHWo(  # pylint: disable=too-many-locals
     output : te.Tensor
         ``[batch, out_channel // 4, out_height, out_width, 4]``.
     """
-    batch, in_chunks, in_h, in_w, _ = blocked_shape(data)
-    alpha, _, in_channels, out_chunks, _ = blocked_shape(weight_transformed)
-    if alpha != tile + KERNEL_SIZE - 1 or in_channels != in_chunks * CHANNEL_BLOCK:
-        raise ValueError(
-            f"transformed weights {weight_transformed.shape} do not match tile {tile} and "
-            f"{in_chunks * CHANNEL_BLOCK} input channels"
-        )
-    a_t, b_t, _ = winograd_matrices(tile)
-    dtype = out_dtype or data.dtype
-    top, left, bottom, right = (int(p) for p in get_pad_tuple(padding, (3, 3)))
-    out_h = in_h + top + bottom - KERNEL_SIZE + 1
-    out_w = in_w + left + right - KERNEL_SIZE + 1
-    tiles_h = (out_h + tile - 1) // tile
-    tiles_w = (out_w + tile - 1) // tile
-    num_tiles = batch * tiles_h * tiles_w
-    # Pad so that the last tile's window is inside; the extra rows only feed discarded outputs.
-    data_pad = pad(
-        data,
-        (0, 0, top, left, 0),
-        (0, 0, tiles_h * tile + 2 - in_h - top, tiles_w * tile + 2 - in_w - left, 0),
-        name="data_pad",
-    )
-
-    def _tile_origin(p):
-        n = p // (tiles_h * tiles_w)
-        rest = p % (tiles_h * tiles_w)
-        return n, rest // tiles_w * tile, rest % tiles_w * tile
-
-    # V[eps, nu, c, p, cb] = sum_ab B^T[eps, a] d[a, b] B^T[nu, b] (B^T d B of the tile).
-    def _input_transform(eps, nu, cc, p, cb):
-        n, h0, w0 = _tile_origin(p)
-        return _weighted_sum(
-            [
-                _coef(b_t, eps, a, dtype)
-                * _coef(b_t, nu, b, dtype)
-                * data_pad[n, cc, h0 + a, w0 + b, cb].astype(dtype)
-                for a in range(alpha)
-                for b in range(alpha)
-            ]
-        )
-
-    data_pack = te.compute(
-        (alpha, alpha, in_chunks, num_tiles, CHANNEL_BLOCK),
-        _input_transform,
-        name="winograd_input_transform",
-    )
-
-    # M[eps, nu, o, p] = sum_c U[eps, nu, c, o] V[eps, nu, c, p]: one product per tile point.
-    rc = te.reduce_axis((0, in_channels), name="rc")
-    product = te.compute(
-        (alpha, alpha, out_chunks, num_tiles, CHANNEL_BLOCK),
-        lambda eps, nu, occ, p, ob: te.sum(
-            weight_transformed[eps, nu, rc, occ, ob].astype(dtype)
-            * data_pack[eps, nu, rc // CHANNEL_BLOCK, p, rc % CHANNEL_BLOCK],
-            axis=[rc],
-        ),
-        name="winograd_batched_product",
-    )
-
-    # Y = A^T M A, gathered back to NCHW4c.
-    def _output_transform(n, occ, h, w, ob):
-        p = (n * tiles_h + h // tile) * tiles_w + w // tile
-        return _weighted_sum(
-            [
-                _coef(a_t, h % tile, a, dtype)
-                * _coef(a_t, w % tile, b, dtype)
-                * product[a, b, occ, p, ob]
-                for a in range(alpha)
-                for b in range(alpha)
-            ]
-        )
-
-    return te.compute(
-        (batch, out_chunks, out_h, out_w, CHANNEL_BLOCK),
-        _output_transform,
-        name="winograd_output_transform",
-        tag="conv2d_winograd_nchw4c",
-    )
+    _, _, in_h, in_w, _ = blocked_shape(data)
+    alpha = blocked_shape(weight_transformed)[0]
+    if alpha != tile + KERNEL_SIZE - 1:
+        raise ValueError(f"transformed weights of {alpha}x{alpha} points do not match tile {tile}")
+    data_pack = conv2d_winograd_input_transform(data, padding, tile, out_dtype)
+    product = conv2d_winograd_batched_product(data_pack, weight_transformed, out_dtype)
+    out_size = winograd_output_size((in_h, in_w), padding)
+    return conv2d_winograd_output_transform(product, out_size, tile, out_dtype)

@@ -14,9 +14,10 @@
 # KIND, either express or implied.  See the License for the
 # specific language governing permissions and limitations
 # under the License.
-"""A schedule rule for Winograd convolutions on Adreno textures."""
+# pylint: disable=invalid-name
+"""A schedule rule for the Winograd convolution stages on Adreno textures."""
 
-from typing import List, Optional
+from typing import Callable, Dict, List, Optional
 
 from tvm import s_tir, tirx
 from tvm.target import Target
@@ -25,26 +26,20 @@ from .. import analysis
 from .base import AdrenoScheduleRule
 from .utils import schedule_default, schedule_inline_blocks
 
-#: Channels per texture pixel: the innermost axis of every stage, stored as one texel.
-_LANES = 4
+#: The block annotation ``topi.adreno.conv2d_winograd_*`` puts on each stage (TOPI's usual
+#: ``schedule_rule`` contract between a compute and its schedule).
+_ANNOTATION = "schedule_rule"
+INPUT_TRANSFORM = "adreno.winograd_input_transform"
+BATCHED_PRODUCT = "adreno.winograd_batched_product"
+OUTPUT_TRANSFORM = "adreno.winograd_output_transform"
 
 
-def _channel_blocked(sch: s_tir.Schedule, blk) -> bool:
-    buf = sch.get(blk).writes[0].source
-    last = buf.shape[-1]
-    return len(buf.shape) == 5 and isinstance(last, tirx.IntImm) and int(last) == _LANES
+def _stage(sch: s_tir.Schedule, blk) -> Optional[str]:
+    value = sch.get(blk).annotations.get(_ANNOTATION)
+    return str(value) if value is not None else None
 
 
-def _gathers(sch: s_tir.Schedule, blk) -> bool:
-    """Whether the block reads more than one element of some input per output element."""
-    for region in sch.get(blk).reads:
-        extents = [r.extent for r in region.region]
-        if any(not isinstance(e, tirx.IntImm) or int(e) > 1 for e in extents):
-            return True
-    return False
-
-
-def _bind_texels(sch: s_tir.Schedule, outer: List, threads: int):
+def _bind_threads(sch: s_tir.Schedule, outer: List, threads: int):
     """Fuse ``outer`` loops into (blockIdx.x, threadIdx.x); returns the thread loop."""
     fused = sch.fuse(*outer, preserve_unit_iters=True)
     bx, tx = sch.split(fused, [None, threads], preserve_unit_iters=True)
@@ -53,38 +48,89 @@ def _bind_texels(sch: s_tir.Schedule, outer: List, threads: int):
     return tx
 
 
+def schedule_input_transform(sch: s_tir.Schedule, blk, threads: int) -> None:
+    """``V[e, n, c, p, :] = B^T d B``: one thread per (channel texel, tile), the zero padding
+    inlined into the window reads, the ``alpha x alpha`` tile points unrolled so that the
+    transform coefficients fold to constants, each point written as one texel."""
+    eps, nu, chunk, tile, lane = sch.get_loops(blk)
+    sch.reorder(chunk, tile, eps, nu, lane)
+    _bind_threads(sch, [chunk, tile], threads)
+    sch.unroll(eps)
+    sch.unroll(nu)
+    sch.vectorize(lane)
+
+
+def schedule_batched_product(sch: s_tir.Schedule, blk, threads: int) -> None:
+    """``M[e, n, o, p, :] = sum_c U[e, n, c, o, :] V[e, n, c, p]``: one thread per (tile
+    point, output texel, tile); per input texel one read of ``V`` (a pixel, into registers),
+    four vector reads of ``U``, and the four output lanes accumulated in registers."""
+    eps, nu, occ, tile, lane, rco, rci = sch.get_loops(blk)
+    sch.reorder(eps, nu, occ, tile, rco, rci, lane)
+    tx = _bind_threads(sch, [eps, nu, occ, tile], threads)
+    # The update is ``U * V`` (topi.adreno.conv2d_winograd_batched_product): V is read 1.
+    pixel = sch.cache_read(blk, 1, "local")
+    sch.compute_at(pixel, rco, preserve_unit_loops=True)
+    sch.vectorize(sch.get_loops(pixel)[-1])
+    sch.unroll(rci)
+    sch.vectorize(lane)
+    acc = sch.cache_write(blk, 0, "local")
+    sch.reverse_compute_at(acc, tx, preserve_unit_loops=True)
+    sch.vectorize(sch.get_loops(acc)[-1])
+    init = sch.decompose_reduction(blk, rco)
+    sch.vectorize(sch.get_loops(init)[-1])
+
+
+def schedule_output_transform(sch: s_tir.Schedule, blk, threads: int) -> None:
+    """``Y = A^T M A``: one thread per output tile and texel of channels, looping over the
+    ``tile x tile`` outputs, each written as one texel with the epilogue already inlined
+    into the store.
+
+    The output loops are not unrolled. Unrolled, the coefficients would fold to constants,
+    but texture stores whose lanes are staged (``VectorizeTextureStore``, used when the
+    epilogue reads another texture) are then miscompiled: the C++ ``CodeGenC`` SSA cache
+    (``src/target/source/codegen_c.cc``) prints the staging-buffer read once and reuses it
+    for every later store of the same scope, so every texel of the tile gets the first
+    value.
+    """
+    alpha = int(sch.get(blk).reads[0].source.shape[0])
+    tile = alpha - 2
+    n, occ, height, width, lane = sch.get_loops(blk)
+    h_out, h_in = sch.split(height, [None, tile], preserve_unit_iters=True)
+    w_out, w_in = sch.split(width, [None, tile], preserve_unit_iters=True)
+    sch.reorder(n, occ, h_out, w_out, h_in, w_in, lane)
+    _bind_threads(sch, [n, occ, h_out, w_out], threads)
+    sch.vectorize(lane)
+
+
 class Winograd(AdrenoScheduleRule):
-    """Schedule a transformed convolution: input transform, batched product, output transform.
+    """Schedule the stages of a Winograd convolution (``topi.adreno.conv2d_winograd_*``).
 
-    Takes a PrimFunc whose only reduction block (the batched product) reads a channel-blocked
-    5-D tensor computed in the same function by a spatial block (the input transform) and is
-    read by a spatial block that combines several of its elements per output (the output
-    transform). Inlining either transform would recompute it per output channel, so each
-    stage becomes its own kernel:
-
-    * input transform: one thread per (channel texel, tile), the ``alpha x alpha`` tile points
-      unrolled so that the transform coefficients fold to constants; zero padding inlined;
-    * batched product: one thread per (tile point, output texel, tile), four output lanes in
-      registers, the input-channel sum serial;
-    * output transform: one thread per output texel, the epilogue (bias, activation, residual
-      add) inlined into its store.
-
-    The function's input is read from its texture and the output transform writes the
-    output texture. The two intermediates stay in global buffers: allocating a texture
-    inside a PrimFunc fails in host lowering (C++ ``LowerTVMBuiltin``,
-    ``src/tirx/transform/lower_tvm_builtin.cc``: "Expect no tvm_stack_make_shape outside of
-    CallNodes"). Once that is fixed, set ``intermediate_scope`` to ``"global.texture"``.
-    64 threads per work-group, as in ``GroupConv2d``.
+    The Adreno legalization emits the input transform, the batched product and the output
+    transform as separate calls, so that both intermediates are tensors of their own that
+    live in textures (a texture cannot be allocated inside one PrimFunc: C++
+    ``LowerTVMBuiltin`` rejects it). Each PrimFunc then holds one stage, recognised by the
+    ``schedule_rule`` annotation of its block, plus what FuseOps merged into it (the zero
+    padding before the input transform; bias, activation, residual add after the output
+    transform, inlined into the store). Every stage reads and writes whole texels, the four
+    channels of a pixel vectorized. 64 threads per work-group: a size every OpenCL device
+    accepts and one full Adreno wave, as in ``GroupConv2d``.
     """
 
     threads = 64
 
-    def apply(  # pylint: disable=too-many-locals
+    _STAGES: Dict[str, Callable] = {
+        INPUT_TRANSFORM: schedule_input_transform,
+        BATCHED_PRODUCT: schedule_batched_product,
+        OUTPUT_TRANSFORM: schedule_output_transform,
+    }
+
+    def apply(
         self,
         func: tirx.PrimFunc | s_tir.Schedule,
         target: Target,
         _: bool,
     ) -> s_tir.Schedule | None:
+        """Schedule ``func`` when it holds exactly one Winograd stage, else None."""
         if not isinstance(func, tirx.PrimFunc | s_tir.Schedule) or not self.is_target_available(
             target
         ):
@@ -96,61 +142,20 @@ class Winograd(AdrenoScheduleRule):
             sch = func
 
         root = analysis.get_root_block(sch, sch.func_working_on)
-        blocks = sch.get_child_blocks(root)
-        reductions = [b for b in blocks if analysis.get_sblock_info(sch, b).is_reduction()]
-        if len(reductions) != 1 or not _channel_blocked(sch, reductions[0]):
+        found = [(b, _stage(sch, b)) for b in sch.get_child_blocks(root)]
+        found = [(b, stage) for b, stage in found if stage in self._STAGES]
+        if len(found) != 1:
             return None
-        product = reductions[0]
-        in_tf = self._transform(sch, sch.get_producers(product))
-        out_tf = self._transform(sch, sch.get_consumers(product))
-        if in_tf is None or out_tf is None:
-            return None
-
-        for producer in sch.get_producers(in_tf):
-            if analysis.get_sblock_info(sch, producer).is_injective():
-                sch.compute_inline(producer)
-
-        # Input transform: (eps, nu, chunk, tile, lane), threads over (chunk, tile).
-        eps, nu, chunk, tile, lane = sch.get_loops(in_tf)
-        sch.reorder(chunk, tile, eps, nu, lane)
-        _bind_texels(sch, [chunk, tile], self.threads)
-        sch.unroll(eps)
-        sch.unroll(nu)
-        sch.vectorize(lane)
-        sch.set_scope(in_tf, 0, self.intermediate_scope)
-
-        # Batched product: (eps, nu, out_chunk, tile, lane, rc).
-        eps, nu, occ, tile, lane, rc = sch.get_loops(product)
-        sch.reorder(eps, nu, occ, tile, rc, lane)
-        tx = _bind_texels(sch, [eps, nu, occ, tile], self.threads)
-        acc = sch.cache_write(product, 0, "local")
-        sch.reverse_compute_at(acc, tx, preserve_unit_loops=True)
-        sch.vectorize(sch.get_loops(acc)[-1])
-        init = sch.decompose_reduction(product, rc)
-        sch.vectorize(sch.get_loops(init)[-1])
-        sch.set_scope(acc, 0, self.intermediate_scope)
-
-        # Output transform, with the epilogue inlined into its store.
-        done = {sch.get(b) for b in (in_tf, product, acc, init, out_tf)}
-        rest = [b for b in sch.get_child_blocks(root) if sch.get(b) not in done]
-        rest = schedule_inline_blocks(sch, rest)
-        loops = sch.get_loops(out_tf)
-        _bind_texels(sch, loops[:4], self.threads)
-        sch.vectorize(loops[4])
-        schedule_default(sch, rest)
+        blk, stage = found[0]
+        others = [b for b in sch.get_child_blocks(root) if not sch.get(b).same_as(sch.get(blk))]
+        if stage == INPUT_TRANSFORM:
+            # Zero padding (and any injective producer): inlined into the window reads.
+            for producer in sch.get_producers(blk):
+                if analysis.get_sblock_info(sch, producer).is_injective():
+                    sch.compute_inline(producer)
+            others = [b for b in sch.get_child_blocks(root) if not sch.get(b).same_as(sch.get(blk))]
+        # Epilogue (bias, activation, residual add, casts): inlined into the stage's store.
+        others = schedule_inline_blocks(sch, others)
+        self._STAGES[stage](sch, blk, self.threads)
+        schedule_default(sch, others)
         return sch
-
-    intermediate_scope = "global"
-
-    @staticmethod
-    def _transform(sch: s_tir.Schedule, candidates) -> Optional[s_tir.schedule.SBlockRV]:
-        """The single spatial, channel-blocked block among ``candidates`` that gathers a
-        window of its input per output element (a padding or an elementwise op reads one)."""
-        found = [
-            b
-            for b in candidates
-            if analysis.get_sblock_info(sch, b).is_injective()
-            and _channel_blocked(sch, b)
-            and _gathers(sch, b)
-        ]
-        return found[0] if len(found) == 1 else None

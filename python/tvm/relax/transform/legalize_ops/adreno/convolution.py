@@ -54,6 +54,10 @@ _WINOGRAD_MODE = contextvars.ContextVar("adreno_conv2d_winograd", default="auto"
 WINOGRAD_MIN_CHANNELS = 16
 #: F(4x4) needs its 6x6 tiles to be filled: spatial extents that are multiples of 4, at least 8.
 WINOGRAD_TILE4_MIN_EXTENT = 8
+#: ``kOutEWiseFusable``: keeps FuseOps from merging the Winograd input transform with
+#: injective neighbours (its producer's layout transform, or a previous conv's output
+#: transform), so it reads and writes textures in a kernel of its own.
+_OUT_ELEMWISE_FUSABLE = 4
 
 
 @contextlib.contextmanager
@@ -167,22 +171,68 @@ def conv2d_direct(bb: relax.BlockBuilder, call: relax.Call) -> relax.Expr:
     )
 
 
+def _texture_vdevice(bb: relax.BlockBuilder, like):
+    """The module's texture VDevice for an intermediate (``BalanceTextureScope`` later picks
+    its image shape), or ``like`` when the module has none."""
+    infos = bb.get().global_infos
+    for vdev in infos["vdevice"] if "vdevice" in infos else []:
+        if str(vdev.memory_scope).startswith("global.texture"):
+            return vdev
+    return like
+
+
 def conv2d_winograd(bb: relax.BlockBuilder, call: relax.Call, tile: int) -> relax.Expr:
-    """Winograd F(tile x tile, 3x3): the weight transform is its own call (folded at compile
-    time when the weights are constants), the three other stages are one PrimFunc."""
+    """Winograd F(tile x tile, 3x3) as four calls: the weight transform (folded at compile
+    time when the weights are constants), the input transform, the batched product and the
+    output transform. The two intermediates are tensors of their own, put in textures: a
+    texture cannot be allocated inside one PrimFunc (C++ ``LowerTVMBuiltin`` rejects the
+    ``tvm_stack_make_shape`` of a texture allocation), but between calls it is planned like
+    any other."""
+    data, kernel = call.args
     out_dtype = call.ty.dtype
+    batch, in_chunks, _, _, _ = (int(d) for d in data.ty.shape)
+    _, out_chunks, out_h, out_w, _ = (int(d) for d in call.ty.shape)
+    alpha = tile + 2
+    tiles = batch * (-(-out_h // tile)) * (-(-out_w // tile))
+    vdevice = _texture_vdevice(bb, call.ty_args[0].vdevice)
+
+    def _texture(chunks):
+        shape = (alpha, alpha, chunks, tiles, 4)
+        return [relax.TensorType(shape, out_dtype, vdevice)]
+
     weight = bb.emit_te(
         topi_adreno.conv2d_winograd_weight_transform,
-        call.args[1],
+        kernel,
         tile,
         out_dtype,
         primfunc_name_hint=f"conv2d_winograd{tile}_weight_transform",
     )
+    data_pack = bb.emit(
+        bb.call_te(
+            topi_adreno.conv2d_winograd_input_transform,
+            data,
+            call.attrs.padding,
+            tile,
+            out_dtype,
+            ty_args=_texture(in_chunks),
+            primfunc_name_hint=f"conv2d_winograd{tile}_input_transform",
+            primfunc_attrs={"op_pattern": _OUT_ELEMWISE_FUSABLE},
+        )
+    )
+    product = bb.emit(
+        bb.call_te(
+            topi_adreno.conv2d_winograd_batched_product,
+            data_pack,
+            weight,
+            out_dtype,
+            ty_args=_texture(out_chunks),
+            primfunc_name_hint=f"conv2d_winograd{tile}_batched_product",
+        )
+    )
     return bb.call_te(
-        topi_adreno.conv2d_winograd_NCHWc_OIHWo,
-        call.args[0],
-        weight,
-        call.attrs.padding,
+        topi_adreno.conv2d_winograd_output_transform,
+        product,
+        (out_h, out_w),
         tile,
         out_dtype,
         ty_args=call.ty_args,
