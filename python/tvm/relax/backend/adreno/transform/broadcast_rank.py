@@ -77,7 +77,12 @@ class _RankAligner(relax.PyExprMutator):
             return call
         args = list(call.args)
         low = ranks.index(min(ranks))
-        padded = [1] * (ACTIVATION_RANK - ranks[low]) + shapes[low]
+        if all(dim == 1 for dim in shapes[low]):
+            # One element (ONNX writes scalars as shape (1,)): a scalar broadcasts in any
+            # layout, while (1, 1, 1, 1) has a channel axis NCHW4c cannot block.
+            padded = []
+        else:
+            padded = [1] * (ACTIVATION_RANK - ranks[low]) + shapes[low]
         args[low] = self.builder_.emit(relax.op.reshape(args[low], padded))
         return relax.Call(call.op, args, call.attrs, call.ty_args, call.span)
 
