@@ -228,7 +228,7 @@ MODELS = [
     Model(
         "selfie_seg",
         _tflite_model("modules/selfie_segmentation/selfie_segmentation.tflite"),
-        min_texture_calls=53,
+        min_texture_calls=67,
         slow=True,
     ),
     Model(
