@@ -14,12 +14,16 @@
 # KIND, either express or implied.  See the License for the
 # specific language governing permissions and limitations
 # under the License.
-"""Softmax, layer norm and dense/matmul after a texture conv2d: the buffer fallback.
+"""Softmax, normalizations and dense/matmul after a texture conv2d: the buffer fallback.
 
 These ops have no texture schedule.  The conv2d still reads its input from a texture, but
 writes its result straight into a buffer (no texture-to-buffer copy), and the only kernel
 between the conv2d and the op is the one layout change from NCHW4c back to NCHW; a flatten
 in between is a view, not a kernel.
+
+Layer, group, instance and RMS norms whose parameters run along the channel axis used to stop
+the compilation (ConvertLayout's C++ layout inference moves them to NCHW4c without their gamma
+and beta); ``LegalizeChannelNorms`` keeps them in NCHW, with the same single layout change.
 """
 
 import pytest
