@@ -24,6 +24,7 @@ the float32 LLVM build.
 import pytest
 
 from tvm import relax
+from tvm.relax.transform.legalize_ops import adreno as legalize_adreno
 
 import texture_testing as tt
 
@@ -53,21 +54,25 @@ ACTS = ["relu", "relu6"]
 @pytest.mark.parametrize("kind", KINDS)
 def test_one_kernel(kind, act):
     mod = tt.build_network(_block(kind, act), "float32")
-    lowered = tt.lower_to_scopes(mod)
+    with legalize_adreno.winograd_mode("4" if kind == "winograd" else "off"):
+        lowered = tt.lower_to_scopes(mod)
     convs = tt.conv2d_calls(lowered)
     assert len(convs) == 1, tt.describe_scopes(lowered)
     name = convs[0].func
     assert "add" in name and ("relu" in name or "maximum" in name), tt.describe_scopes(lowered)
     assert (kind == "winograd") == ("winograd" in name), name
-    # bias and residual are the conv kernel's inputs: nothing else runs on the conv output.
+    # bias and residual are the conv kernel's inputs: nothing else runs on the conv output
+    # (Winograd's input transform and batched product run before it, on its input).
     others = [c for c in tt.texture_call_scopes(lowered) if c.func != name]
-    assert all(
-        "layout_transform" in c.func or "weight_transform" in c.func for c in others
-    ), tt.describe_scopes(lowered)
+    stages = ("layout_transform", "weight_transform", "input_transform", "batched_product")
+    assert all(any(s in c.func for s in stages) for c in others), tt.describe_scopes(lowered)
     assert tt.is_texture(convs[0].inputs[0]), tt.describe_scopes(lowered)
 
 
 @pytest.mark.requires_opencl
 @pytest.mark.parametrize("kind", KINDS)
 def test_numerics(kind, dtype_mode, rng):
-    tt.check_numerics(_block(kind, "relu6"), dtype_mode, rng, name=f"{kind} + bias + relu6 + add")
+    with legalize_adreno.winograd_mode("4" if kind == "winograd" else "off"):
+        tt.check_numerics(
+            _block(kind, "relu6"), dtype_mode, rng, name=f"{kind} + bias + relu6 + add"
+        )

@@ -21,7 +21,7 @@ This is where the Adreno backend picks the implementation of a convolution (what
 strategy did). The texture pipeline converts conv2d to ``NCHW4c`` / ``OIHW4o`` first; here each
 call is lowered by one TOPI compute chosen from its attributes and shapes:
 
-* ``groups == 1``, 3x3, stride 1, dilation 1, enough channels: Winograd F(4x4, 3x3) or
+* ``groups == 1``, 3x3, stride 1, dilation 1, 256 channels or more: Winograd F(4x4, 3x3) or
   F(2x2, 3x3) (``topi.adreno.conv2d_winograd_NCHWc_OIHWo``), see :py:func:`winograd_tile`;
 * other ``groups == 1``: direct convolution (``topi.nn.conv2d_NCHWc_OIHWo``);
 * ``groups == in_channels`` (one input channel per group, any channel multiplier):
@@ -49,10 +49,15 @@ WINOGRAD_MODES = ("auto", "off", "2", "4")
 _WINOGRAD_MODE = contextvars.ContextVar("adreno_conv2d_winograd", default="auto")
 
 #: Winograd pays off once the product (saving 9 m^2 / (m + 2)^2 of the multiplies, 2.25x for
-#: F(2x2) and 4x for F(4x4)) outweighs the two transforms, which cost per channel, not per
-#: channel pair: below 16 input or output channels the direct conv is cheaper.
-WINOGRAD_MIN_CHANNELS = 16
-#: F(4x4) needs its 6x6 tiles to be filled: spatial extents that are multiples of 4, at least 8.
+#: F(2x2) and 4x for F(4x4)) outweighs the two transforms and the two intermediate textures,
+#: which cost per channel, not per channel pair. Measured on ResNet-50's 3x3 layers (NVIDIA
+#: H200 OpenCL, float32, median ms, direct / F(2x2) / F(4x4);
+#: bench/results/2026-11-30-nvidia-h200-winograd-choice.csv): 64ch 56x56 0.056 / 0.089 /
+#: 0.119, 128ch 28x28 0.084 / 0.117 / 0.113, 256ch 14x14 0.135 / 0.103 / 0.091, 512ch 7x7
+#: 0.245 / 0.102 / 0.127. Direct wins up to 128 channels, Winograd from 256.
+WINOGRAD_MIN_CHANNELS = 256
+#: F(4x4) needs enough 6x6 tiles to amortize them: at 7x7 (two tiles overhanging by one row
+#: and column) F(2x2) is faster, at 14x14 F(4x4) is (see above).
 WINOGRAD_TILE4_MIN_EXTENT = 8
 #: ``kOutEWiseFusable``: keeps FuseOps from merging the Winograd input transform with
 #: injective neighbours (its producer's layout transform, or a previous conv's output
@@ -91,7 +96,7 @@ def winograd_tile(call: relax.Call) -> int:
     ``"auto"`` mode:
 
     * fewer than ``WINOGRAD_MIN_CHANNELS`` input or output channels: direct (0);
-    * float32 accumulation and output height and width multiples of 4 and at least
+    * float32 accumulation and output height and width at least
       ``WINOGRAD_TILE4_MIN_EXTENT``: F(4x4, 3x3) (4);
     * otherwise F(2x2, 3x3) (2). float16 accumulation always gets F(2x2): the F(4x4)
       transforms multiply by up to 8 and divide by 24. Emulated in numpy float16 over 64
@@ -130,12 +135,7 @@ def winograd_tile(call: relax.Call) -> int:
     if min(in_channels, out_channels) < WINOGRAD_MIN_CHANNELS:
         return 0
     out_h, out_w = out_shape[2], out_shape[3]
-    if (
-        not half
-        and out_h % 4 == 0
-        and out_w % 4 == 0
-        and min(out_h, out_w) >= WINOGRAD_TILE4_MIN_EXTENT
-    ):
+    if not half and min(out_h, out_w) >= WINOGRAD_TILE4_MIN_EXTENT:
         return 4
     return 2
 
