@@ -72,6 +72,13 @@ def _chain(nb):
     return _conv(nb, y, 12)
 
 
+def _residual(nb):
+    """conv + bias + relu, residual add, conv + bias: the chain without pooling."""
+    x = nb.input((1, 9, 9, 8))
+    y = nb.emit(relax.op.nn.relu(_conv(nb, x, 8)))
+    return _conv(nb, nb.emit(relax.op.add(y, x)), 12)
+
+
 def _blaze_block(nb):
     """BlazeFace's unit: depthwise 5x5 + bias, pointwise 1x1 + bias, residual add, relu."""
     x = nb.input((1, 10, 10, 12))
@@ -88,7 +95,15 @@ def _odd(nb):
     return _conv(nb, y, 6, kernel=1)
 
 
-NETS = {"chain": _chain, "blaze_block": _blaze_block, "odd": _odd}
+NETS = {"chain": _chain, "residual": _residual, "blaze_block": _blaze_block, "odd": _odd}
+
+#: A conv reading the texture that max_pool2d wrote computes garbage on PoCL and crashes Intel's
+#: runtime (a crash, so not an xfail), in NCHW as well: conv -> relu -> max_pool2d -> conv,
+#: 8x8, float32. Not NHWC-specific, and present before the NHWC changes.
+POOL_THEN_CONV = pytest.mark.skip(
+    reason="pre-existing: conv2d reading max_pool2d's texture output is wrong on PoCL and "
+    "crashes Intel's OpenCL, also in NCHW"
+)
 
 
 def _layout_transforms(lowered):
@@ -111,7 +126,7 @@ def _layout_transforms(lowered):
     return unblocking, of_input
 
 
-@pytest.mark.parametrize("net", ["chain", "blaze_block"])
+@pytest.mark.parametrize("net", ["chain", "residual", "blaze_block"])
 def test_one_transform_in_one_out(net, compile_dtype_mode):
     """The input is transformed into NCHW4c once, only the output out of it, and every other
     kernel reads a texture."""
@@ -135,7 +150,9 @@ def test_input_read_twice_is_transformed_once():
 
 
 @pytest.mark.requires_opencl
-@pytest.mark.parametrize("net", list(NETS))
+@pytest.mark.parametrize(
+    "net", [pytest.param(n, marks=POOL_THEN_CONV) if n == "chain" else n for n in NETS]
+)
 def test_numerics(net, dtype_mode, rng):
     tt.check_numerics(NETS[net], dtype_mode, rng, name=net)
 

@@ -29,7 +29,8 @@ transform back to ``NCHW``.
 
 ``FoldTextureLayoutTransforms`` (after ``ConvertLayout``) then
 
-1. drops a layout transform that undoes the one before it (``NCHW4c -> NCHW -> NCHW4c``);
+1. drops a layout transform that undoes the ones before it (``NCHW4c -> NCHW -> NCHW4c``,
+   or with an axis permutation between, ``NCHW4c -> NHWC -> NCHW -> NCHW4c``);
 2. moves a layout transform out of ``NCHW4c`` below the elementwise op that consumes it, when
    that is its only use, so the op runs in ``NCHW4c`` and the transform meets (and cancels)
    the next one into ``NCHW4c``. The op's other operands follow: scalars as they are,
@@ -43,6 +44,7 @@ transform back to ``NCHW``.
 transposed convolutions.
 """
 
+import math
 from typing import List, Optional
 
 import tvm
@@ -73,6 +75,9 @@ BINARY_OPS = (
     "relax.minimum",
     "relax.power",
 )
+#: Longest chain of layout transforms and permutations looked through to find one that
+#: undoes another (TFLite: NCHW4c -> NHWC -> NCHW -> NCHW4c around a transposed conv).
+_MAX_CHAIN = 3
 #: Lanes of a texel: a transform out of a texture layout reads 5-D tensors with this last axis.
 _LANES = 4
 
@@ -87,15 +92,29 @@ def _shape(expr: relax.Expr) -> Optional[List[int]]:
         return None
 
 
-def _undoes(first, second, shape: List[int]) -> bool:
-    """Whether ``second`` maps the outputs of ``first`` (over ``shape``) back to its inputs."""
+def _undoes(maps, shape: List[int]) -> bool:
+    """Whether applying ``maps`` in order to the indices of a tensor of ``shape`` gives them
+    back."""
     analyzer = Analyzer()
-    for var, extent in zip(first.initial_indices, shape):
+    indices = maps[0].initial_indices
+    for var, extent in zip(indices, shape):
         analyzer.bind(var, tvm.ir.Range(0, extent))
-    back = second.map_indices(first.final_indices)
-    return len(back) == len(shape) and all(
-        analyzer.can_prove_equal(a, b) for a, b in zip(back, first.initial_indices)
+    mapped = list(maps[0].final_indices)
+    for index_map in maps[1:]:
+        if len(index_map.initial_indices) != len(mapped):
+            return False
+        mapped = index_map.map_indices(mapped)
+    return len(mapped) == len(indices) and all(
+        analyzer.can_prove_equal(a, b) for a, b in zip(mapped, indices)
     )
+
+
+def _permutation(call: relax.Call):
+    """The index map of a ``permute_dims`` call."""
+    ndim = len(_shape(call.args[0]))
+    axes = call.attrs.axes
+    axes = list(reversed(range(ndim))) if axes is None else [int(a) for a in axes]
+    return tirx.IndexMap.from_func(lambda *idx: [idx[a] for a in axes], ndim=ndim)
 
 
 def _uses_var(expr, var) -> bool:
@@ -116,6 +135,7 @@ class _TransposeLowering(relax.PyExprMutator):
 @relax.expr_functor.mutator
 class _LayoutFolder(relax.PyExprMutator):
     layout_op = Op.get("relax.layout_transform")
+    permute_op = Op.get("relax.permute_dims")
     unary_ops = tuple(Op.get(name) for name in UNARY_OPS)
     binary_ops = tuple(Op.get(name) for name in BINARY_OPS)
 
@@ -134,8 +154,8 @@ class _LayoutFolder(relax.PyExprMutator):
         src, dst = _shape(value.args[0]), _shape(value)
         if src is None or dst is None or len(src) != 5 or src[-1] != _LANES or len(dst) != 4:
             return None
-        if value.attrs.pad_value is not None or src[1] * _LANES != max(dst):
-            return None
+        if value.attrs.pad_value is not None or math.prod(src) != math.prod(dst):
+            return None  # padding or cropping channels: not a plain change of layout
         return value
 
     def visit_call_(self, call: relax.Call) -> relax.Expr:  # pylint: disable=arguments-renamed
@@ -147,18 +167,24 @@ class _LayoutFolder(relax.PyExprMutator):
         return call
 
     def _cancel(self, call: relax.Call) -> relax.Expr:
-        inner = call.args[0]
-        if not isinstance(inner, relax.Var):
-            return call
-        value = self.lookup_binding(inner)
-        if not isinstance(value, relax.Call) or not value.op.same_as(self.layout_op):
-            return call
-        source = value.args[0]
-        shape = _shape(source)
-        if shape is None or shape != _shape(call) or value.attrs.pad_value is not None:
-            return call
-        if _undoes(value.attrs.index_map, call.attrs.index_map, shape):
-            return source
+        """The tensor ``call`` started from when ``call`` undoes the layout transforms and
+        axis permutations before it (TFLite puts a ``permute_dims`` between them)."""
+        maps = [call.attrs.index_map]
+        current = call.args[0]
+        for _ in range(_MAX_CHAIN):
+            value = self.lookup_binding(current) if isinstance(current, relax.Var) else None
+            if not isinstance(value, relax.Call):
+                return call
+            if value.op.same_as(self.layout_op) and value.attrs.pad_value is None:
+                maps.insert(0, value.attrs.index_map)
+            elif value.op.same_as(self.permute_op):
+                maps.insert(0, _permutation(value))
+            else:
+                return call
+            current = value.args[0]
+            shape = _shape(current)
+            if shape is not None and shape == _shape(call) and _undoes(maps, shape):
+                return current
         return call
 
     def _sink(self, call: relax.Call) -> relax.Expr:
