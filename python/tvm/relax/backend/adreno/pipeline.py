@@ -68,12 +68,13 @@ def legalize_passes(target: tvm.target.Target):  # pylint: disable=unused-argume
                 PadConvChannels(),
                 LegalizeChannelNorms(),
                 relax.transform.ConvertLayout(desired_layouts),
+                relax.backend.adreno.transform.PackChannelArgReduce(),
                 FoldTextureLayoutTransforms(),
                 relax.transform.Normalize(),
                 relax.transform.FoldConstant(),
                 relax.transform.LegalizeOps(skip_ops=skip_ops),
                 relax.transform.AnnotateTIROpPattern(),
-                relax.backend.adreno.transform.AnnotateCustomMemoryScope(target),
+                relax.backend.adreno.transform.AnnotateReductionMemoryScope(target),
             ]
         )
     pass_list.extend([tvm.relax.transform.LegalizeOps()])

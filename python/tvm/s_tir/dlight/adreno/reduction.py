@@ -14,6 +14,7 @@
 # KIND, either express or implied.  See the License for the
 # specific language governing permissions and limitations
 # under the License.
+# pylint: disable=invalid-name
 """Reductions and pooling on Adreno, with or without textures.
 
 The rule takes every PrimFunc made of one reduction block and injective blocks around it
@@ -60,21 +61,24 @@ class ReductionConfig:
         Work-group size of the cross-thread schedule (threads sharing one output).
     """
 
-    # 50 is the switch point of the Relay-era Adreno schedules, measured on Adreno GPUs.
-    # tests/python/relax/texture/test_texture_reduce.py::test_threshold_timing measures both
-    # schedules per reduced-element count (TEXTURE_TESTS_MEASURE=1).  On PoCL 3.1 (2-core
-    # CPU, float32, conv2d + pool from a texture, median of 15 runs, whole module in ms):
+    # Measured with bench/reduction_threshold.py (both schedules forced, the reduction kernel
+    # alone reading a texture, float32, device timer, median of 15 samples after warm-up) on
+    # an NVIDIA H200 through OpenCL, 2026-11-30 (bench/results/2026-11-30-nvidia-h200-
+    # reduction-threshold.csv).  Serial time / split time, > 1 where the split schedule wins:
     #
-    #   reduced elements      16     36     49     64    144    256   1024
-    #   global avg, serial  0.37   0.18   0.33   0.33   0.36   0.33   0.80
-    #   global avg, shared  0.26   0.20   0.34   0.35   0.46   0.53   1.19
-    #   reduced elements       4     16     36     64    100    144
-    #   7x7 avg pool, ser.  0.35   0.45   0.55   0.88   1.10   1.54
-    #   7x7 avg pool, sh.   0.52   0.41   0.62   2.23   1.72   2.28
+    #   reduced elements n                  4     8    16    32    64   128   256  1024  4096
+    #   sum over H, W; 16 output pixels  0.94  0.99  1.00  1.22  2.14  4.14  7.85  28.3  13.5
+    #   same, 128 output pixels          0.95  0.93  0.99  0.99  0.98  0.99  1.57  4.90  10.1
+    #   same, 1024 output pixels         0.96  0.97  1.01  1.01  0.98  0.97  1.61  2.89  3.76
+    #   sum over channels; 196 outputs   0.98  1.02  1.04  1.03  1.19  2.15  4.00  12.5  50.8
     #
-    # A CPU device has no fast local memory: the shared schedule never wins there, so PoCL
-    # cannot place the switch.  The value stays at 50 until measured on a GPU.
-    max_serial_elements: int = 50
+    # Up to 16 elements the two are within 4%, or the serial one is up to 7% faster; from 32 on
+    # the split schedule is never more than 3% slower, and 2x faster already at 64 (few outputs).
+    # Kernels under about 7 us are launch-bound there, which flattens the small counts.  On
+    # PoCL (a CPU without fast local memory) the serial schedule wins almost everywhere
+    # (bench/results/2026-11-30-pocl-reduction-threshold.csv): it cannot place the switch.
+    # The Relay-era Adreno schedules switched at 50, not measured again here.
+    max_serial_elements: int = 16
     # Adreno GPUs run 64 to 128 threads per wave; 64 keeps small outputs in one wave.
     serial_threads: int = 64
     # A power of two (the cross-thread tree reduction halves it); 64 threads of 4 lanes read
@@ -113,6 +117,8 @@ class Reduction(AdrenoScheduleRule):
 
     # pylint: disable=too-many-locals,too-many-return-statements,too-many-branches
     def apply(self, func: tirx.PrimFunc, target: Target, _: bool) -> Optional[s_tir.Schedule]:
+        """Schedule ``func`` when it is one reduction of one tensor (see the module docstring),
+        else return None."""
         if not isinstance(func, tirx.PrimFunc) or not self.is_target_available(target):
             return None
         config = self.config or ReductionConfig.from_target(target)
@@ -176,7 +182,13 @@ class Reduction(AdrenoScheduleRule):
             except s_tir.ScheduleError:
                 return False
         epilogue = None
+        points = Reduction._spatial_points(sch.get(block))
         for consumer in blocks[index + 1 :]:
+            if Reduction._spatial_points(sch.get(consumer)) != points:
+                # A consumer over a larger domain (a pad after the pooling, a broadcast
+                # multiply of squeeze-and-excitation) would only be computed where the
+                # reduction has outputs; reverse_compute_inline also fails hard on it.
+                return False
             try:
                 sch.reverse_compute_inline(consumer)
                 continue
@@ -191,12 +203,6 @@ class Reduction(AdrenoScheduleRule):
             except s_tir.ScheduleError:
                 pass
             if len(sch.get(block).writes) != 1:
-                return False
-            if Reduction._spatial_points(sch.get(epilogue)) != Reduction._spatial_points(
-                sch.get(block)
-            ):
-                # An epilogue over a larger domain (a pad after the pooling) would only be
-                # computed where the reduction has outputs: the rest would stay unwritten.
                 return False
         return epilogue
 
@@ -237,30 +243,52 @@ class Reduction(AdrenoScheduleRule):
         return isinstance(last.min, tirx.Var) and last.min.same_as(lane_iv.var)
 
     @staticmethod
+    def _localize_temporaries(sch: s_tir.Schedule, block) -> List[int]:
+        """Keep the block's temporary results in registers; return the indices of its writes
+        that are function outputs.
+
+        A tuple reduction (the value beside the index of an argmax) writes a buffer that the
+        function allocates; left in ``global`` scope it would become a kernel-scope global
+        variable, which OpenCL C does not allow."""
+        root = sch.get(sch.get_sblock(name="root", func_name="main"))
+        outputs = []
+        for i, region in enumerate(sch.get(block).writes):
+            if any(region.source.same_as(buf) for buf in root.alloc_buffers):
+                sch.set_scope(block, i, "local")
+            else:
+                outputs.append(i)
+        return outputs
+
+    @staticmethod
     def _schedule_serial(sch, block, spatial, reduction, lane, epilogue, config: ReductionConfig):
         """One thread per output pixel; the reduction accumulates in registers."""
         fused = sch.fuse(*spatial) if spatial else sch.add_unit_loop(block)
         order = [fused] + list(reduction) + ([lane] if lane is not None else [])
         sch.reorder(*order)
-        bx, tx = sch.split(fused, [None, config.serial_threads])
-        sch.bind(bx, "blockIdx.x")
-        sch.bind(tx, "threadIdx.x")
         writes: List = []
+        outputs = Reduction._localize_temporaries(sch, block)
         if epilogue is not None:
             # the reduction result is a temporary: keep it in registers for the epilogue
             sch.set_scope(block, 0, "local")
             writes.append(epilogue)
         else:
-            for i in range(len(sch.get(block).writes)):
+            for i in outputs:
                 writes.append(sch.cache_write(block, i, "local"))
         for write in writes:
-            sch.reverse_compute_at(write, tx, preserve_unit_loops=True)
+            sch.reverse_compute_at(write, fused, preserve_unit_loops=True)
             if lane is not None:
                 sch.vectorize(sch.get_loops(write)[-1])
         if lane is not None:
             # Vectorize the pixel lanes before splitting off the initialization, while the
             # block is still a complete reduction under the lane loop.
             sch.vectorize(lane)
+        # Split the outputs over threads once the store is under the loop: the split guards
+        # every block under it (reduction and store), so the threads past the last output
+        # write nothing.  A store moved under the thread loop after the split is not guarded,
+        # and an image store out of bounds corrupts memory.
+        bx, tx = sch.split(fused, [None, config.serial_threads])
+        sch.bind(bx, "blockIdx.x")
+        sch.bind(tx, "threadIdx.x")
         if reduction:
             sch.decompose_reduction(block, reduction[0])
 
@@ -274,6 +302,7 @@ class Reduction(AdrenoScheduleRule):
         sch.bind(fused, "blockIdx.x")
         _, tx = sch.split(red, [None, config.split_threads])
         sch.bind(tx, "threadIdx.x")
+        Reduction._localize_temporaries(sch, block)
         if epilogue is not None:
             sch.set_scope(block, 0, "local")
             write = epilogue

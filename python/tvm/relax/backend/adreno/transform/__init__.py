@@ -22,6 +22,7 @@ from .transform import (
     FoldVDeviceScopeChange,
 )
 from .buffer_reshape import RewriteBufferReshapeToView
-from .channel_reduction import SplitChannelReductionKeepdims
+from .channel_reduction import PackChannelArgReduce, SplitChannelReductionKeepdims
+from .reduction_scope import AnnotateReductionMemoryScope
 from .texture_scope import BalanceTextureScope, TextureLimits, choose_texture_scope
 from .storage_device import AllocStorageOnPhysicalDevice
