@@ -157,13 +157,19 @@ def test_numerics(net, dtype_mode, rng):
     tt.check_numerics(NETS[net], dtype_mode, rng, name=net)
 
 
-def _bias_add_module(bias_shape, x_shape=(1, 4, 4, 8)):
+def _bias_add_module(bias_shape, layout="NHWC"):
+    """conv2d (8 channels, 4x4) followed by ``add`` of an operand of ``bias_shape``."""
+    nhwc = layout == "NHWC"
+    x_shape, w_shape = ((1, 4, 4, 8), (1, 1, 8, 8)) if nhwc else ((1, 8, 4, 4), (8, 8, 1, 1))
     bb = relax.BlockBuilder()
     x = relax.Var("x", relax.TensorType(x_shape, "float32"))
+    w = relax.Var("w", relax.TensorType(w_shape, "float32"))
     b = relax.Var("b", relax.TensorType(bias_shape, "float32"))
-    with bb.function("main", [x, b]):
+    kernel_layout = "HWIO" if layout == "NHWC" else "OIHW"
+    with bb.function("main", [x, w, b]):
         with bb.dataflow():
-            out = bb.emit_output(relax.op.add(x, b))
+            y = bb.emit(relax.op.nn.conv2d(x, w, data_layout=layout, kernel_layout=kernel_layout))
+            out = bb.emit_output(relax.op.add(y, b))
         bb.emit_func_output(out)
     return bb.get()
 
@@ -181,24 +187,27 @@ def _add_operand_shapes(mod):
 
 
 @pytest.mark.parametrize(
-    "bias_shape, expected",
+    "layout, bias_shape, expected",
     [
-        ((8,), (1, 1, 1, 8)),  # TFLite's conv bias
-        ((4, 1, 8), (1, 4, 1, 8)),
-        ((), ()),  # a scalar broadcasts in any layout: left alone
-        ((1, 1, 1, 8), (1, 1, 1, 8)),  # equal ranks: left alone
+        ("NHWC", (8,), (1, 1, 1, 8)),  # TFLite's conv bias
+        ("NCHW", (8, 1, 1), (1, 8, 1, 1)),
+        ("NCHW", (4,), (4,)),  # broadcasts over the channels: left alone
+        ("NHWC", (4, 1, 8), (4, 1, 8)),  # not per channel: left alone
+        ("NHWC", (), ()),  # a scalar broadcasts in any layout: left alone
+        ("NHWC", (1, 1, 1, 8), (1, 1, 1, 8)),  # equal ranks: nothing to do
     ],
 )
-def test_align_broadcast_rank(bias_shape, expected, rng):
-    """The lower-rank operand gains leading unit axes, and the result is unchanged (LLVM)."""
-    mod = _bias_add_module(bias_shape)
+def test_align_broadcast_rank(layout, bias_shape, expected, rng):
+    """A per-channel operand of a conv's result gains leading unit axes, others stay, and the
+    result is unchanged (LLVM)."""
+    mod = _bias_add_module(bias_shape, layout)
     aligned = AlignBroadcastRank()(mod)
-    assert _add_operand_shapes(aligned) == [[(1, 4, 4, 8), expected]]
-    x = rng.uniform(-1, 1, (1, 4, 4, 8)).astype("float32")
-    b = rng.uniform(-1, 1, bias_shape).astype("float32")
+    full = (1, 4, 4, 8) if layout == "NHWC" else (1, 8, 4, 4)
+    assert _add_operand_shapes(aligned) == [[full, expected]]
+    inputs = [rng.uniform(-1, 1, [int(d) for d in p.ty.shape]) for p in mod["main"].params]
+    inputs = [tvm.runtime.tensor(np.asarray(a, "float32")) for a in inputs]
     results = []
     for module in (mod, aligned):
         vm = relax.VirtualMachine(tt.build_llvm(module), tvm.cpu())
-        results.append(vm["main"](tvm.runtime.tensor(x), tvm.runtime.tensor(b)).numpy())
+        results.append(vm["main"](*inputs).numpy())
     np.testing.assert_array_equal(results[1], results[0])
-    np.testing.assert_allclose(results[0], x + b, rtol=1e-6)

@@ -30,7 +30,13 @@ axes of extent 1, so ``add(x, b)`` with ``x`` of shape ``(N, H, W, C)`` and ``b`
 ``(C,)`` equals ``add(x, reshape(b, (1, 1, 1, C)))``. After this rewrite the layout inference
 sees two 4-D operands, converts both, and the bias add fuses into the convolution's texture
 kernel. Reshapes of constants are folded at compile time.
+
+Only per-channel operands of a conv2d's result are aligned (the conv's output layout names the
+channel axis): an operand that broadcasts over the channels (extent 1 there) cannot be blocked,
+and ``ConvertLayout`` fails on it, where the lower rank made it keep the op in its layout.
 """
+
+from typing import Optional
 
 import tvm
 from tvm import relax
@@ -62,9 +68,11 @@ def _static_shape(ty):
 @relax.expr_functor.mutator
 class _RankAligner(relax.PyExprMutator):
     ops = tuple(Op.get(name) for name in BROADCAST_OPS)
+    conv_op = Op.get("relax.nn.conv2d")
+    astype_op = Op.get("relax.astype")
 
     def visit_call_(self, call: relax.Call) -> relax.Expr:  # pylint: disable=arguments-renamed
-        """Reshape the lower-rank operand of a 4-D broadcast op."""
+        """Reshape the per-channel operand of a broadcast op on a convolution's result."""
         call = super().visit_call_(call)
         if not any(call.op.same_as(op) for op in self.ops) or len(call.args) != 2:
             return call
@@ -75,21 +83,39 @@ class _RankAligner(relax.PyExprMutator):
         if max(ranks) != ACTIVATION_RANK or min(ranks) in (0, ACTIVATION_RANK):
             # Scalars broadcast in any layout already; equal ranks need nothing.
             return call
-        args = list(call.args)
         low = ranks.index(min(ranks))
-        if all(dim == 1 for dim in shapes[low]):
-            # One element (ONNX writes scalars as shape (1,)): a scalar broadcasts in any
-            # layout, while (1, 1, 1, 1) has a channel axis NCHW4c cannot block.
-            padded = []
-        else:
-            padded = [1] * (ACTIVATION_RANK - ranks[low]) + shapes[low]
+        full = shapes[1 - low]
+        channel = self._channel_axis(call.args[1 - low])
+        padded = [1] * (ACTIVATION_RANK - ranks[low]) + shapes[low]
+        if channel is None or any(
+            extent != (full[channel] if axis == channel else 1)
+            for axis, extent in enumerate(padded)
+        ):
+            # Only a per-channel vector is aligned: an operand that broadcasts over the
+            # channels (extent 1 there) cannot be blocked by ConvertLayout.
+            return call
+        args = list(call.args)
         args[low] = self.builder_.emit(relax.op.reshape(args[low], padded))
         return relax.Call(call.op, args, call.attrs, call.ty_args, call.span)
+
+    def _channel_axis(self, expr: relax.Expr) -> Optional[int]:
+        """The channel axis of ``expr`` when a conv2d computes it (its output layout says),
+        possibly followed by casts."""
+        value = self.lookup_binding(expr) if isinstance(expr, relax.Var) else None
+        while isinstance(value, relax.Call) and value.op.same_as(self.astype_op):
+            # float16 storage with float32 accumulation: the bias follows the cast back
+            arg = value.args[0]
+            value = self.lookup_binding(arg) if isinstance(arg, relax.Var) else None
+        if not isinstance(value, relax.Call) or not value.op.same_as(self.conv_op):
+            return None
+        layout = str(value.attrs.out_layout or value.attrs.data_layout)
+        return layout.index("C") if len(layout) == ACTIVATION_RANK and "C" in layout else None
 
 
 @tvm.transform.module_pass(opt_level=0, name="AlignBroadcastRank")
 class AlignBroadcastRank:  # pylint: disable=too-few-public-methods
-    """Reshape the lower-rank operand of a 4-D broadcast op to rank 4.
+    """Reshape the per-channel, lower-rank operand of a broadcast op on a conv2d result to
+    rank 4.
 
     Run before ``ConvertLayout``; see the module docstring.
 
