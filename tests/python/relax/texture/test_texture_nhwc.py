@@ -193,6 +193,7 @@ def _add_operand_shapes(mod):
         ("NCHW", (8, 1, 1), (1, 8, 1, 1)),
         ("NCHW", (4,), (4,)),  # broadcasts over the channels: left alone
         ("NHWC", (4, 1, 8), (4, 1, 8)),  # not per channel: left alone
+        ("NHWC", (1,), ()),  # one element: a scalar
         ("NHWC", (), ()),  # a scalar broadcasts in any layout: left alone
         ("NHWC", (1, 1, 1, 8), (1, 1, 1, 8)),  # equal ranks: nothing to do
     ],

@@ -33,7 +33,8 @@ kernel. Reshapes of constants are folded at compile time.
 
 Only per-channel operands of a conv2d's result are aligned (the conv's output layout names the
 channel axis): an operand that broadcasts over the channels (extent 1 there) cannot be blocked,
-and ``ConvertLayout`` fails on it, where the lower rank made it keep the op in its layout.
+and ``ConvertLayout`` fails on it, where the lower rank made it keep the op in its layout. A
+one-element operand (ONNX writes scalars as ``(1,)``) becomes a scalar, which any layout takes.
 """
 
 from typing import Optional
@@ -84,6 +85,12 @@ class _RankAligner(relax.PyExprMutator):
             # Scalars broadcast in any layout already; equal ranks need nothing.
             return call
         low = ranks.index(min(ranks))
+        args = list(call.args)
+        if all(dim == 1 for dim in shapes[low]):
+            # One element (ONNX writes scalars as shape (1,)): a scalar broadcasts in any
+            # layout, while (1, 1, 1, 1) has a channel axis NCHW4c cannot block.
+            args[low] = self.builder_.emit(relax.op.reshape(args[low], []))
+            return relax.Call(call.op, args, call.attrs, call.ty_args, call.span)
         full = shapes[1 - low]
         channel = self._channel_axis(call.args[1 - low])
         padded = [1] * (ACTIVATION_RANK - ranks[low]) + shapes[low]
@@ -94,7 +101,6 @@ class _RankAligner(relax.PyExprMutator):
             # Only a per-channel vector is aligned: an operand that broadcasts over the
             # channels (extent 1 there) cannot be blocked by ConvertLayout.
             return call
-        args = list(call.args)
         args[low] = self.builder_.emit(relax.op.reshape(args[low], padded))
         return relax.Call(call.op, args, call.attrs, call.ty_args, call.span)
 
