@@ -97,14 +97,6 @@ def _odd(nb):
 
 NETS = {"chain": _chain, "residual": _residual, "blaze_block": _blaze_block, "odd": _odd}
 
-#: A conv reading the texture that max_pool2d wrote computes garbage on PoCL and crashes Intel's
-#: runtime (a crash, so not an xfail), in NCHW as well: conv -> relu -> max_pool2d -> conv,
-#: 8x8, float32. Not NHWC-specific, and present before the NHWC changes.
-POOL_THEN_CONV = pytest.mark.skip(
-    reason="pre-existing: conv2d reading max_pool2d's texture output is wrong on PoCL and "
-    "crashes Intel's OpenCL, also in NCHW"
-)
-
 
 def _layout_transforms(lowered):
     """Layout-transform calls as (PrimFunc name, argument): those out of the blocked 5-D layout
@@ -150,9 +142,7 @@ def test_input_read_twice_is_transformed_once():
 
 
 @pytest.mark.requires_opencl
-@pytest.mark.parametrize(
-    "net", [pytest.param(n, marks=POOL_THEN_CONV) if n == "chain" else n for n in NETS]
-)
+@pytest.mark.parametrize("net", list(NETS))
 def test_numerics(net, dtype_mode, rng):
     tt.check_numerics(NETS[net], dtype_mode, rng, name=net)
 
