@@ -134,6 +134,16 @@ def test_numerics(shape, mode, dtype_mode, rng):
 
 
 @pytest.mark.requires_opencl
+@pytest.mark.parametrize("mode", ["2", "4"])
+def test_numerics_one_tile_full_work_groups(mode, rng):
+    """256 channels on a 2x2 map (ResNet-50's last stage at a 64x64 input): one tile and a
+    thread range with no bounds check, so unrolled input-transform stores shared one scope
+    and CodeGenC reused the first point's staged value for all of them."""
+    with legalize_adreno.winograd_mode(mode):
+        tt.check_numerics(_conv(256, 256, 2), "float32", rng, name=f"winograd{mode} 256ch 2x2")
+
+
+@pytest.mark.requires_opencl
 @pytest.mark.parametrize("mode", ["2", pytest.param("4", marks=pytest.mark.slow)])
 def test_numerics_chained(mode, rng):
     """Two Winograd convs in a row with a residual add, each tile size forced."""

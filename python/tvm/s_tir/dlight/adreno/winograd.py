@@ -50,13 +50,17 @@ def _bind_threads(sch: s_tir.Schedule, outer: List, threads: int):
 
 def schedule_input_transform(sch: s_tir.Schedule, blk, threads: int) -> None:
     """``V[e, n, c, p, :] = B^T d B``: one thread per (channel texel, tile), the zero padding
-    inlined into the window reads, the ``alpha x alpha`` tile points unrolled so that the
-    transform coefficients fold to constants, each point written as one texel."""
+    inlined into the window reads, each of the ``alpha x alpha`` tile points written as one
+    texel.
+
+    The tile-point loops are not unrolled, for the reason given in
+    :py:func:`schedule_output_transform`: when a thread range needs no bounds check, the
+    unrolled stores share one scope and all got the first point's value (ResNet-50 layers
+    with 256 or more channels on a 2x2 map).
+    """
     eps, nu, chunk, tile, lane = sch.get_loops(blk)
     sch.reorder(chunk, tile, eps, nu, lane)
     _bind_threads(sch, [chunk, tile], threads)
-    sch.unroll(eps)
-    sch.unroll(nu)
     sch.vectorize(lane)
 
 
