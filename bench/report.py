@@ -46,8 +46,16 @@ def read_csv(path: pathlib.Path) -> List[Dict[str, str]]:
 
 
 def runs(results: pathlib.Path) -> List[pathlib.Path]:
+    """The main result CSVs of device_runner.py runs (other sweeps have no ``kind`` column)."""
+
+    def is_run(path: pathlib.Path) -> bool:
+        with path.open() as f:
+            return "kind" in f.readline().strip().split(",")
+
     return sorted(
-        p for p in results.glob("*.csv") if not any(p.stem.endswith(c) for c in COMPANIONS)
+        p
+        for p in results.glob("*.csv")
+        if not any(p.stem.endswith(c) for c in COMPANIONS) and is_run(p)
     )
 
 
