@@ -179,6 +179,30 @@ def cmd_junit(args) -> int:
     return 0
 
 
+def cmd_seed_sweep(args) -> int:
+    """Run the seed-dependent fast texture tests under many seeds on each device."""
+    from .seed_sweep import run_sweep  # pylint: disable=import-outside-toplevel
+
+    python = Path(args.venv or args.repo / ".venv") / "bin" / "python"
+    failures = run_sweep(
+        args.repo,
+        python,
+        [d for d in args.devices.split(",") if d],
+        args.seeds,
+        args.base,
+        args.paths or ["tests/python/relax/texture"],
+        args.workers,
+        args.pytest_args or [],
+    )
+    for failure in failures:
+        print(failure.line())
+    devices = args.devices.replace(",", ", ")
+    if failures:
+        raise WsError(f"seed-sweep: {len(failures)} test(s) failed under some seed on {devices}")
+    print(f"seed-sweep: every test passed under all {args.seeds} seeds on {devices}")
+    return 0
+
+
 def cmd_headers(args) -> int:
     """Fail when a mirror file lacks the ASF license header."""
     from .report import missing_asf_header  # pylint: disable=import-outside-toplevel
@@ -276,6 +300,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file")
     p.set_defaults(func=cmd_census)
 
+    p = sub.add_parser(
+        "seed-sweep", help="run the seed-dependent fast texture tests under many seeds"
+    )
+    p.add_argument("--seeds", type=int, default=30, help="seeds per test (default 30)")
+    p.add_argument("--base", type=int, default=0, help="which sweep of seeds (default 0)")
+    p.add_argument("--devices", default="portable,intel", help="OpenCL device selectors")
+    p.add_argument("--venv", help="the venv to run pytest in (default .venv)")
+    p.add_argument("--workers", type=int, default=2, help="pytest -n (default 2)")
+    p.add_argument("--pytest-args", nargs="*", help="extra pytest arguments, e.g. -k conv")
+    p.add_argument("paths", nargs="*", help="test paths (default the texture suite)")
+    p.set_defaults(func=cmd_seed_sweep)
     p = sub.add_parser("headers", help="check the ASF license header on mirror files")
     p.add_argument("files", nargs="*", help="files to check (default: all mirror .py files)")
     p.set_defaults(func=cmd_headers)

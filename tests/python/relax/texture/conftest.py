@@ -37,11 +37,17 @@ Environment
                           name), read by the runtime; the suite reports the same device.
                           PoCL's names are "Portable Computing Language" and "pthread-<cpu>".
   ``TEXTURE_TESTS_SEED``  fixes the seed of every test (to replay a failure).
+  ``TEXTURE_TESTS_SEED_SWEEP``  N > 0: seed-sweep mode. Only tests that take the ``rng``
+                          fixture are collected, and each runs its body once per seed of a
+                          sweep of N seeds (``TEXTURE_TESTS_SEED_SWEEP_BASE`` picks the sweep;
+                          default 0); a failure lists every failing seed with its replay line.
+                          ``python -m adreno_ws seed-sweep`` drives it on each device.
   ``TEXTURE_TESTS_BUILD`` ``plain`` or ``workaround`` (see texture_testing.build_mode).
 """
 
 import os
 import sys
+import traceback
 
 import numpy as np
 import pytest
@@ -105,6 +111,54 @@ def any_dtype_mode(request):
     ``tt.require_device(mode)`` (``tt.check_case`` does): the compile-side checks run
     everywhere, the kernels only where the device can run the mode."""
     return request.param
+
+
+def sweep_seeds() -> list:
+    """The seeds of the seed sweep (empty when the sweep is off)."""
+    count = int(os.environ.get("TEXTURE_TESTS_SEED_SWEEP", "0") or 0)
+    if count <= 0:
+        return []
+    base = int(os.environ.get("TEXTURE_TESTS_SEED_SWEEP_BASE", "0") or 0)
+    return [int(s) for s in np.random.SeedSequence(base).generate_state(count)]
+
+
+def pytest_collection_modifyitems(config, items):
+    """In sweep mode keep only the tests whose data depends on the seed."""
+    if not sweep_seeds():
+        return
+    kept = [item for item in items if "rng" in getattr(item, "fixturenames", ())]
+    dropped = [item for item in items if "rng" not in getattr(item, "fixturenames", ())]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+    items[:] = kept
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem):
+    """Sweep mode: run the test body once per sweep seed with a fresh Generator each time,
+    and fail with the list of seeds that failed (every seed runs, not only up to the first
+    failure, so one run tells how often a test fails)."""
+    seeds = sweep_seeds()
+    if not seeds or "rng" not in pyfuncitem.funcargs:
+        return None
+    names = pyfuncitem._fixtureinfo.argnames  # pylint: disable=protected-access
+    kwargs = {name: pyfuncitem.funcargs[name] for name in names}
+    failures = []
+    for seed in seeds:
+        kwargs["rng"] = np.random.default_rng(seed)
+        try:
+            pyfuncitem.obj(**kwargs)
+        except (pytest.skip.Exception, pytest.xfail.Exception):
+            raise
+        except Exception as err:  # pylint: disable=broad-except
+            last = traceback.format_exception_only(type(err), err)[-1].strip()
+            failures.append(f"seed={seed} (replay: TEXTURE_TESTS_SEED={seed}): {last[:300]}")
+    pyfuncitem.user_properties.append(("sweep", f"{len(failures)}/{len(seeds)} seeds failed"))
+    if failures:
+        raise AssertionError(
+            f"{len(failures)} of {len(seeds)} seeds failed:\n" + "\n".join(failures)
+        )
+    return True
 
 
 @pytest.fixture

@@ -56,6 +56,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 import tvm
+import tvm_ffi
 from tvm import relax
 
 TEXTURE_TARGET_TAG = "qcom/adreno-opencl-texture"
@@ -375,12 +376,37 @@ def plain_compile_uses_adreno_tir_pipeline() -> Tuple[bool, str]:
     return True, ""
 
 
-def build_texture(mod: tvm.IRModule):
-    """Build ``mod`` for the Adreno texture target; returns a VMExecutable."""
+_SWEEP_BUILDS: list = []
+
+
+def _sweep_cached(build: Callable[[], object], mod: tvm.IRModule, key: str):
+    """In seed-sweep mode (``TEXTURE_TESTS_SEED_SWEEP``), a test body runs once per seed:
+    a module that does not depend on the seed is compiled once and its executable reused.
+    Outside the sweep every call compiles."""
+    if int(os.environ.get("TEXTURE_TESTS_SEED_SWEEP", "0") or 0) <= 0:
+        return build()
+    ctx = tvm.transform.PassContext.current()
+    key = f"{key}|{texture_target()}|{dict(ctx.config)}|{list(ctx.disabled_pass)}"
+    for cached_key, cached_mod, executable in _SWEEP_BUILDS:
+        if cached_key == key and tvm_ffi.structural_equal(cached_mod, mod, map_free_vars=True):
+            return executable
+    snapshot = tvm.ir.load_json(tvm.ir.save_json(mod))
+    executable = build()
+    _SWEEP_BUILDS.append((key, snapshot, executable))
+    del _SWEEP_BUILDS[:-64]
+    return executable
+
+
+def _compile_texture(mod: tvm.IRModule):
     target = texture_target()
     if build_mode().plain:
         return tvm.compile(mod, target=target)
     return tvm.compile(mod, target=target, tir_pipeline=_WORKAROUND_TIR_PIPELINE)
+
+
+def build_texture(mod: tvm.IRModule):
+    """Build ``mod`` for the Adreno texture target; returns a VMExecutable."""
+    return _sweep_cached(lambda: _compile_texture(mod), mod, f"texture-{build_mode().plain}")
 
 
 def _has_call_tir(mod: tvm.IRModule) -> bool:
@@ -416,22 +442,26 @@ class _LastCallTirModule:
 def build_texture_with_scopes(mod: tvm.IRModule):
     """``build_texture`` that also returns the module as the pipeline had it before VM
     lowering (the one the scope helpers read), taken from inside the same compilation."""
-    snap = _LastCallTirModule()
-    current = tvm.transform.PassContext.current()
-    with tvm.transform.PassContext(
-        opt_level=current.opt_level,
-        required_pass=list(current.required_pass),
-        disabled_pass=list(current.disabled_pass),
-        config=dict(current.config),
-        instruments=list(current.instruments) + [snap],
-    ):
-        ex = build_texture(mod)
-    assert snap.mod is not None, "the texture pipeline never produced call_tir"
-    return snap.mod, ex
+
+    def _build():
+        snap = _LastCallTirModule()
+        current = tvm.transform.PassContext.current()
+        with tvm.transform.PassContext(
+            opt_level=current.opt_level,
+            required_pass=list(current.required_pass),
+            disabled_pass=list(current.disabled_pass),
+            config=dict(current.config),
+            instruments=list(current.instruments) + [snap],
+        ):
+            ex = _compile_texture(mod)
+        assert snap.mod is not None, "the texture pipeline never produced call_tir"
+        return snap.mod, ex
+
+    return _sweep_cached(_build, mod, f"texture-scopes-{build_mode().plain}")
 
 
 def build_llvm(mod: tvm.IRModule):
-    return tvm.compile(mod, target=tvm.target.Target("llvm"))
+    return _sweep_cached(lambda: tvm.compile(mod, target=tvm.target.Target("llvm")), mod, "llvm")
 
 
 def lower_to_scopes(mod: tvm.IRModule) -> tvm.IRModule:
