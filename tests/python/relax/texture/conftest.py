@@ -47,7 +47,6 @@ Environment
 
 import os
 import sys
-import traceback
 
 import numpy as np
 import pytest
@@ -55,6 +54,10 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import texture_testing as tt  # noqa: E402  pylint: disable=wrong-import-position
+from seed_sweep_plugin import (  # noqa: E402,F401  pylint: disable=wrong-import-position,unused-import
+    pytest_collection_modifyitems,
+    pytest_pyfunc_call,
+)
 
 
 def pytest_configure(config):
@@ -111,54 +114,6 @@ def any_dtype_mode(request):
     ``tt.require_device(mode)`` (``tt.check_case`` does): the compile-side checks run
     everywhere, the kernels only where the device can run the mode."""
     return request.param
-
-
-def sweep_seeds() -> list:
-    """The seeds of the seed sweep (empty when the sweep is off)."""
-    count = int(os.environ.get("TEXTURE_TESTS_SEED_SWEEP", "0") or 0)
-    if count <= 0:
-        return []
-    base = int(os.environ.get("TEXTURE_TESTS_SEED_SWEEP_BASE", "0") or 0)
-    return [int(s) for s in np.random.SeedSequence(base).generate_state(count)]
-
-
-def pytest_collection_modifyitems(config, items):
-    """In sweep mode keep only the tests whose data depends on the seed."""
-    if not sweep_seeds():
-        return
-    kept = [item for item in items if "rng" in getattr(item, "fixturenames", ())]
-    dropped = [item for item in items if "rng" not in getattr(item, "fixturenames", ())]
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-    items[:] = kept
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_pyfunc_call(pyfuncitem):
-    """Sweep mode: run the test body once per sweep seed with a fresh Generator each time,
-    and fail with the list of seeds that failed (every seed runs, not only up to the first
-    failure, so one run tells how often a test fails)."""
-    seeds = sweep_seeds()
-    if not seeds or "rng" not in pyfuncitem.funcargs:
-        return None
-    names = pyfuncitem._fixtureinfo.argnames  # pylint: disable=protected-access
-    kwargs = {name: pyfuncitem.funcargs[name] for name in names}
-    failures = []
-    for seed in seeds:
-        kwargs["rng"] = np.random.default_rng(seed)
-        try:
-            pyfuncitem.obj(**kwargs)
-        except (pytest.skip.Exception, pytest.xfail.Exception):
-            raise
-        except Exception as err:  # pylint: disable=broad-except
-            last = traceback.format_exception_only(type(err), err)[-1].strip()
-            failures.append(f"seed={seed} (replay: TEXTURE_TESTS_SEED={seed}): {last[:300]}")
-    pyfuncitem.user_properties.append(("sweep", f"{len(failures)}/{len(seeds)} seeds failed"))
-    if failures:
-        raise AssertionError(
-            f"{len(failures)} of {len(seeds)} seeds failed:\n" + "\n".join(failures)
-        )
-    return True
 
 
 @pytest.fixture
