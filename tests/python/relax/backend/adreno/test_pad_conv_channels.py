@@ -1,0 +1,112 @@
+# Licensed to the Apache Software Foundation (ASF) under one
+# or more contributor license agreements.  See the NOTICE file
+# distributed with this work for additional information
+# regarding copyright ownership.  The ASF licenses this file
+# to you under the Apache License, Version 2.0 (the
+# "License"); you may not use this file except in compliance
+# with the License.  You may obtain a copy of the License at
+#
+#   http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing,
+# software distributed under the License is distributed on an
+# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+# KIND, either express or implied.  See the License for the
+# specific language governing permissions and limitations
+# under the License.
+"""Tests of PadConvChannels: conv2d channels are zero-padded to a multiple of 4."""
+
+import tvm
+import tvm.testing
+from tvm.relax.backend.adreno.transform.conv_channel_padding import PadConvChannels
+from tvm.script import ir as I
+from tvm.script import relax as R
+
+
+def test_rgb_conv_is_padded_and_sliced():
+    """3 input channels padded to 4 (data and weight), 6 output channels padded to 8 and
+    sliced back."""
+
+    @I.ir_module
+    class Before:
+        @R.function
+        def main(
+            x: R.Tensor((1, 3, 8, 8), "float32"), w: R.Tensor((6, 3, 3, 3), "float32")
+        ) -> R.Tensor((1, 6, 8, 8), "float32"):
+            with R.dataflow():
+                y = R.nn.conv2d(x, w, padding=[1, 1, 1, 1])
+                R.output(y)
+            return y
+
+    @I.ir_module
+    class Expected:
+        @R.function
+        def main(
+            x: R.Tensor((1, 3, 8, 8), "float32"), w: R.Tensor((6, 3, 3, 3), "float32")
+        ) -> R.Tensor((1, 6, 8, 8), "float32"):
+            with R.dataflow():
+                data = R.nn.pad(x, pad_width=[0, 0, 0, 1, 0, 0, 0, 0], pad_value=0.0)
+                w_in = R.nn.pad(w, pad_width=[0, 0, 0, 1, 0, 0, 0, 0], pad_value=0.0)
+                weight = R.nn.pad(w_in, pad_width=[0, 2, 0, 0, 0, 0, 0, 0], pad_value=0.0)
+                conv = R.nn.conv2d(data, weight, padding=[1, 1, 1, 1], out_dtype=None)
+                y = R.strided_slice(conv, [1], [0], [6], assume_inbound=True)
+                R.output(y)
+            return y
+
+    tvm.ir.assert_structural_equal(PadConvChannels()(Before), Expected)
+
+
+def test_depthwise_conv_pads_channels_and_groups_together():
+    @I.ir_module
+    class Before:
+        @R.function
+        def main(
+            x: R.Tensor((1, 6, 8, 8), "float32"), w: R.Tensor((6, 1, 3, 3), "float32")
+        ) -> R.Tensor((1, 6, 8, 8), "float32"):
+            with R.dataflow():
+                y = R.nn.conv2d(x, w, padding=[1, 1, 1, 1], groups=6)
+                R.output(y)
+            return y
+
+    @I.ir_module
+    class Expected:
+        @R.function
+        def main(
+            x: R.Tensor((1, 6, 8, 8), "float32"), w: R.Tensor((6, 1, 3, 3), "float32")
+        ) -> R.Tensor((1, 6, 8, 8), "float32"):
+            with R.dataflow():
+                data = R.nn.pad(x, pad_width=[0, 0, 0, 2, 0, 0, 0, 0], pad_value=0.0)
+                weight = R.nn.pad(w, pad_width=[0, 2, 0, 0, 0, 0, 0, 0], pad_value=0.0)
+                conv = R.nn.conv2d(data, weight, padding=[1, 1, 1, 1], groups=8, out_dtype=None)
+                y = R.strided_slice(conv, [1], [0], [6], assume_inbound=True)
+                R.output(y)
+            return y
+
+    tvm.ir.assert_structural_equal(PadConvChannels()(Before), Expected)
+
+
+def test_aligned_and_grouped_convs_are_kept():
+    """Channels already a multiple of 4 need nothing; a group conv with 3 channels per group
+    would need padding inside every group, which the pass does not do."""
+
+    @I.ir_module
+    class Before:
+        @R.function
+        def main(
+            x: R.Tensor((1, 8, 8, 8), "float32"),
+            w: R.Tensor((8, 8, 1, 1), "float32"),
+            g: R.Tensor((6, 3, 1, 1), "float32"),
+            x6: R.Tensor((1, 6, 8, 8), "float32"),
+        ) -> R.Tuple(R.Tensor((1, 8, 8, 8), "float32"), R.Tensor((1, 6, 8, 8), "float32")):
+            with R.dataflow():
+                aligned = R.nn.conv2d(x, w)
+                grouped = R.nn.conv2d(x6, g, groups=2)
+                out = (aligned, grouped)
+                R.output(out)
+            return out
+
+    tvm.ir.assert_structural_equal(PadConvChannels()(Before), Before)
+
+
+if __name__ == "__main__":
+    tvm.testing.main()
