@@ -1,0 +1,145 @@
+# Licensed to the Apache Software Foundation (ASF) under one
+# or more contributor license agreements.  See the NOTICE file
+# distributed with this work for additional information
+# regarding copyright ownership.  The ASF licenses this file
+# to you under the Apache License, Version 2.0 (the
+# "License"); you may not use this file except in compliance
+# with the License.  You may obtain a copy of the License at
+#
+#   http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing,
+# software distributed under the License is distributed on an
+# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+# KIND, either express or implied.  See the License for the
+# specific language governing permissions and limitations
+# under the License.
+"""Tests of FoldTextureLayoutTransforms: inverse layout transforms cancel, transforms out of
+NCHW4c sink below elementwise ops, duplicates merge."""
+
+import tvm
+import tvm.testing
+from tvm.relax.backend.adreno.transform.conv2d_transpose_layout import (
+    FoldTextureLayoutTransforms,
+)
+from tvm.script import ir as I
+from tvm.script import relax as R
+
+
+def test_pack_after_unpack_cancels_across_a_permutation():
+    """NCHW4c -> NHWC, NHWC -> NCHW (the TFLite frontend's permute_dims), NCHW -> NCHW4c."""
+
+    @I.ir_module
+    class Before:
+        @R.function
+        def main(x: R.Tensor((1, 2, 4, 4, 4), "float32")) -> R.Tensor((1, 2, 4, 4, 4), "float32"):
+            with R.dataflow():
+                nhwc = R.layout_transform(x, index_map=lambda n, c, h, w, l: (n, h, w, c * 4 + l))
+                nchw = R.permute_dims(nhwc, [0, 3, 1, 2])
+                packed = R.layout_transform(
+                    nchw, index_map=lambda n, c, h, w: (n, c // 4, h, w, c % 4)
+                )
+                y = R.nn.relu(packed)
+                R.output(y)
+            return y
+
+    @I.ir_module
+    class Expected:
+        @R.function
+        def main(x: R.Tensor((1, 2, 4, 4, 4), "float32")) -> R.Tensor((1, 2, 4, 4, 4), "float32"):
+            with R.dataflow():
+                y = R.nn.relu(x)
+                R.output(y)
+            return y
+
+    tvm.ir.assert_structural_equal(FoldTextureLayoutTransforms()(Before), Expected)
+
+
+def test_unpack_sinks_below_bias_add_and_activation():
+    """The bias is packed too (a constant one folds later), so the epilogue runs in NCHW4c."""
+
+    @I.ir_module
+    class Before:
+        @R.function
+        def main(
+            x: R.Tensor((1, 2, 4, 4, 4), "float32"), b: R.Tensor((1, 8, 1, 1), "float32")
+        ) -> R.Tensor((1, 8, 4, 4), "float32"):
+            with R.dataflow():
+                unpacked = R.layout_transform(
+                    x, index_map=lambda n, c, h, w, l: (n, c * 4 + l, h, w)
+                )
+                y = R.add(unpacked, b)
+                z = R.nn.relu(y)
+                R.output(z)
+            return z
+
+    @I.ir_module
+    class Expected:
+        @R.function
+        def main(
+            x: R.Tensor((1, 2, 4, 4, 4), "float32"), b: R.Tensor((1, 8, 1, 1), "float32")
+        ) -> R.Tensor((1, 8, 4, 4), "float32"):
+            with R.dataflow():
+                bias = R.layout_transform(b, index_map=lambda n, c, h, w: (n, c // 4, h, w, c % 4))
+                y = R.add(x, bias)
+                z = R.nn.relu(y)
+                out = R.layout_transform(z, index_map=lambda n, c, h, w, l: (n, c * 4 + l, h, w))
+                R.output(out)
+            return out
+
+    tvm.ir.assert_structural_equal(FoldTextureLayoutTransforms()(Before), Expected)
+
+
+def test_identical_transforms_of_one_tensor_merge():
+    @I.ir_module
+    class Before:
+        @R.function
+        def main(x: R.Tensor((1, 8, 4, 4), "float32")) -> R.Tensor((1, 2, 4, 4, 4), "float32"):
+            with R.dataflow():
+                a = R.layout_transform(x, index_map=lambda n, c, h, w: (n, c // 4, h, w, c % 4))
+                b = R.layout_transform(x, index_map=lambda n, c, h, w: (n, c // 4, h, w, c % 4))
+                y = R.add(a, b)
+                R.output(y)
+            return y
+
+    @I.ir_module
+    class Expected:
+        @R.function
+        def main(x: R.Tensor((1, 8, 4, 4), "float32")) -> R.Tensor((1, 2, 4, 4, 4), "float32"):
+            with R.dataflow():
+                a = R.layout_transform(x, index_map=lambda n, c, h, w: (n, c // 4, h, w, c % 4))
+                y = R.add(a, a)
+                R.output(y)
+            return y
+
+    tvm.ir.assert_structural_equal(FoldTextureLayoutTransforms()(Before), Expected)
+
+
+def test_unpacked_tensor_with_two_uses_and_padding_transforms_are_kept():
+    """An unpacked tensor read twice is not sunk (it would be computed twice); a transform that
+    pads the channels is not a plain change of layout and does not cancel."""
+
+    @I.ir_module
+    class Before:
+        @R.function
+        def main(
+            x: R.Tensor((1, 2, 4, 4, 4), "float32"), v: R.Tensor((1, 6, 4, 4), "float32")
+        ) -> R.Tuple(R.Tensor((1, 8, 4, 4), "float32"), R.Tensor((1, 2, 4, 4, 4), "float32")):
+            with R.dataflow():
+                unpacked = R.layout_transform(
+                    x, index_map=lambda n, c, h, w, l: (n, c * 4 + l, h, w)
+                )
+                y = R.nn.relu(unpacked)
+                z = R.add(unpacked, y)
+                padded = R.layout_transform(
+                    v, index_map=lambda n, c, h, w: (n, c // 4, h, w, c % 4), pad_value=0.0
+                )
+                out = (z, padded)
+                R.output(out)
+            return out
+
+    tvm.ir.assert_structural_equal(FoldTextureLayoutTransforms()(Before), Before)
+
+
+if __name__ == "__main__":
+    tvm.testing.main()
