@@ -1,0 +1,164 @@
+# Licensed to the Apache Software Foundation (ASF) under one
+# or more contributor license agreements.  See the NOTICE file
+# distributed with this work for additional information
+# regarding copyright ownership.  The ASF licenses this file
+# to you under the Apache License, Version 2.0 (the
+# "License"); you may not use this file except in compliance
+# with the License.  You may obtain a copy of the License at
+#
+#   http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing,
+# software distributed under the License is distributed on an
+# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+# KIND, either express or implied.  See the License for the
+# specific language governing permissions and limitations
+# under the License.
+"""Tests of the Adreno Relax pipeline: which passes run, in which order, for texture and
+buffer targets, and what the whole pipeline makes of a conv2d."""
+
+import numpy as np
+import pytest
+
+import tvm
+import tvm.testing
+from tvm import relax
+from tvm.relax.backend import adreno
+from tvm.script import ir as I
+from tvm.script import relax as R
+
+TEXTURE = tvm.target.Target("qcom/adreno-opencl-texture", host="llvm")
+BUFFER = tvm.target.Target("qcom/adreno-opencl", host="llvm")
+ALLOC_STORAGE = tvm.ir.Op.get("relax.vm.alloc_storage")
+
+
+def _legalize_names(target):
+    with target:
+        return [p.info.name for p in adreno.legalize_passes(target)]
+
+
+def _opencl_skip_reason():
+    if not tvm.testing.device_enabled("opencl"):
+        return "the OpenCL runtime is not enabled in this build"
+    if not tvm.opencl(0).exist:
+        return "no OpenCL device (set TVM_OPENCL_DEVICE or OCL_ICD_VENDORS)"
+    return None
+
+
+requires_opencl_device = pytest.mark.skipif(
+    _opencl_skip_reason() is not None, reason=str(_opencl_skip_reason())
+)
+
+
+def test_layout_rewrites_run_around_convert_layout():
+    names = _legalize_names(TEXTURE)
+    convert = names.index("ConvertLayout")
+    before = [
+        "SplitChannelReductionKeepdims",
+        "ClipToMinMax",
+        "AlignBroadcastRank",
+        "LowerConv2dTransposeNCHWc",
+        "PadConvChannels",
+        "LegalizeChannelNorms",
+    ]
+    assert names[convert - len(before) : convert] == before
+    assert names[convert + 1 : convert + 3] == ["PackChannelArgReduce", "FoldTextureLayoutTransforms"]
+
+
+def test_reductions_annotate_memory_scopes_in_place_of_the_cpp_pass():
+    names = _legalize_names(TEXTURE)
+    assert "AnnotateCustomMemoryScope" not in names
+    assert names.index("AnnotateTIROpPattern") < names.index("AnnotateReductionMemoryScope")
+
+
+def test_scopes_are_balanced_after_fusion_and_before_specialization():
+    names = _legalize_names(TEXTURE)
+    after_fusion = names[names.index("FuseTIR") :]
+    order = [
+        "FoldVDeviceScopeChange",
+        "BalanceTextureScope",
+        "RewriteBufferReshapeToView",
+        "SpecializeTextureCallSites",
+    ]
+    assert [name for name in after_fusion if name in order] == order
+    assert after_fusion.index("SpecializeTextureCallSites") < after_fusion.index(
+        "ApplyDefaultSchedule"
+    )
+
+
+def test_buffer_target_runs_no_texture_pass():
+    names = _legalize_names(BUFFER)
+    texture_passes = {
+        "ClipToMinMax",
+        "ConvertLayout",
+        "AnnotateReductionMemoryScope",
+        "BalanceTextureScope",
+        "SpecializeTextureCallSites",
+    }
+    assert not texture_passes.intersection(names)
+
+
+def test_dataflow_reshape_rewrite_is_left_out_for_textures_only():
+    texture = [p.info.name for p in adreno.dataflow_lower_passes(TEXTURE)]
+    buffer = [p.info.name for p in adreno.dataflow_lower_passes(BUFFER)]
+    assert "RewriteDataflowReshape" not in texture
+    assert buffer == ["RewriteDataflowReshape"] + texture
+
+
+def test_storage_is_moved_to_its_physical_device_last():
+    names = [p.info.name for p in adreno.finalize_passes(TEXTURE)]
+    assert names[-1] == "AllocStorageOnPhysicalDevice"
+
+
+@I.ir_module
+class ConvRelu6:
+    @R.function
+    def main(
+        x: R.Tensor((1, 8, 8, 8), "float32"), w: R.Tensor((8, 8, 3, 3), "float32")
+    ) -> R.Tensor((1, 8, 8, 8), "float32"):
+        with R.dataflow():
+            conv = R.nn.conv2d(x, w, padding=[1, 1, 1, 1])
+            y = R.clip(conv, 0.0, 6.0)
+            R.output(y)
+        return y
+
+
+def _lowered(mod):
+    with TEXTURE:
+        return adreno.get_default_pipeline(TEXTURE)(mod)
+
+
+def test_pipeline_fuses_conv_and_relu6_and_allocates_on_device_0():
+    mod = _lowered(ConvRelu6)
+    scopes = {str(vdev.memory_scope) for vdev in mod.global_infos["vdevice"]}
+    assert any(scope.startswith("global.texture") for scope in scopes), scopes
+    indices = []
+
+    def _visit(expr):
+        if isinstance(expr, relax.Call) and expr.op.same_as(ALLOC_STORAGE):
+            indices.append(int(expr.args[1].value))
+
+    relax.analysis.post_order_visit(mod["main"], _visit)
+    assert indices and set(indices) == {0}, indices
+    # one kernel packs x, one packs w, one unpacks, and one is the conv with its ReLU6
+    kernels = [gv.name_hint for gv, f in mod.functions_items() if isinstance(f, tvm.tirx.PrimFunc)]
+    assert len(kernels) == 4, kernels
+
+
+@requires_opencl_device
+def test_pipeline_output_matches_numpy():
+    rng = np.random.default_rng()
+    data = rng.uniform(-1.0, 1.0, size=(1, 8, 8, 8)).astype("float32")
+    weight = rng.uniform(-1.0, 1.0, size=(8, 8, 3, 3)).astype("float32")
+    padded = np.pad(data, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(2, 3))
+    expected = np.clip(np.einsum("nchwij,ocij->nohw", windows, weight), 0.0, 6.0)
+
+    dev = tvm.opencl(0)
+    vm = relax.VirtualMachine(tvm.compile(ConvRelu6, target=TEXTURE), dev)
+    out = vm["main"](tvm.runtime.tensor(data, dev), tvm.runtime.tensor(weight, dev))
+    tvm.testing.assert_allclose(out.numpy(), expected, rtol=1e-4, atol=1e-5)
+
+
+if __name__ == "__main__":
+    tvm.testing.main()
