@@ -1,0 +1,167 @@
+# Licensed to the Apache Software Foundation (ASF) under one
+# or more contributor license agreements.  See the NOTICE file
+# distributed with this work for additional information
+# regarding copyright ownership.  The ASF licenses this file
+# to you under the Apache License, Version 2.0 (the
+# "License"); you may not use this file except in compliance
+# with the License.  You may obtain a copy of the License at
+#
+#   http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing,
+# software distributed under the License is distributed on an
+# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+# KIND, either express or implied.  See the License for the
+# specific language governing permissions and limitations
+# under the License.
+"""Tests of the Adreno conv2d legalization: which implementation each shape gets (Winograd,
+direct, depthwise, group) and the Winograd rule of winograd_tile / winograd_mode."""
+
+import pytest
+import tvm_ffi
+
+import tvm
+import tvm.testing
+from tvm import relax
+from tvm.relax.transform.legalize_ops import adreno as legalize_adreno
+
+SCHEDULE_RULE = "schedule_rule"
+
+
+def _conv_call(data, weight, groups=1, strides=(1, 1), dtype="float32", with_ty_args=True):
+    """A normalized NCHW4c / OIHW4o conv2d call; ``ty_args`` as AnnotateCustomMemoryScope
+    leaves them (no vdevice here)."""
+    x = relax.Var("x", relax.TensorType(data, dtype))
+    w = relax.Var("w", relax.TensorType(weight, dtype))
+    builder = relax.BlockBuilder()
+    with builder.function("main", [x, w]):
+        with builder.dataflow():
+            call = builder.normalize(
+                relax.op.nn.conv2d(
+                    x,
+                    w,
+                    strides=strides,
+                    padding=[1, 1],
+                    groups=groups,
+                    data_layout="NCHW4c",
+                    kernel_layout="OIHW4o",
+                    out_layout="NCHW4c",
+                )
+            )
+            if with_ty_args:
+                call = relax.Call(call.op, call.args, call.attrs, [call.ty])
+            out = builder.emit_output(call)
+        builder.emit_func_output(out)
+    return builder.get(), call
+
+
+def _legalize(mod):
+    return relax.transform.LegalizeOps({"relax.nn.conv2d": legalize_adreno.conv2d_NCHWc_OIHWo})(
+        mod
+    )
+
+
+def _stage_annotations(mod):
+    stages = set()
+
+    def _visit(node):
+        if SCHEDULE_RULE in node.annotations:
+            stages.add(str(node.annotations[SCHEDULE_RULE]))
+
+    for _, func in mod.functions_items():
+        if isinstance(func, tvm.tirx.PrimFunc):
+            tvm_ffi.structural_walk(func, [(tvm.s_tir.SBlock, _visit)], order="post")
+    return stages
+
+
+@pytest.mark.parametrize(
+    "data, weight, strides, dtype, tile",
+    [
+        # 256 channels, 8x8 output: F(4x4)
+        ((1, 64, 8, 8, 4), (64, 256, 3, 3, 4), (1, 1), "float32", 4),
+        # a 4x4 output: F(2x2)
+        ((1, 64, 4, 4, 4), (64, 256, 3, 3, 4), (1, 1), "float32", 2),
+        # float16 always gets F(2x2)
+        ((1, 64, 8, 8, 4), (64, 256, 3, 3, 4), (1, 1), "float16", 2),
+        # fewer than 256 channels: direct
+        ((1, 32, 8, 8, 4), (32, 128, 3, 3, 4), (1, 1), "float32", 0),
+        # stride 2: direct
+        ((1, 64, 8, 8, 4), (64, 256, 3, 3, 4), (2, 2), "float32", 0),
+        # 1x1 kernel: direct
+        ((1, 64, 8, 8, 4), (64, 256, 1, 1, 4), (1, 1), "float32", 0),
+    ],
+)
+def test_winograd_tile_by_shape(data, weight, strides, dtype, tile):
+    _, call = _conv_call(data, weight, strides=strides, dtype=dtype)
+    assert legalize_adreno.winograd_tile(call) == tile
+
+
+@pytest.mark.parametrize("mode, tile", [("off", 0), ("2", 2), ("4", 4)])
+def test_winograd_mode_overrides_the_shape_rule(mode, tile):
+    _, small = _conv_call((1, 2, 8, 8, 4), (2, 8, 3, 3, 4))
+    _, large = _conv_call((1, 64, 8, 8, 4), (64, 256, 3, 3, 4))
+    with legalize_adreno.winograd_mode(mode):
+        assert legalize_adreno.winograd_tile(small) == tile
+        assert legalize_adreno.winograd_tile(large) == tile
+    assert legalize_adreno.winograd_tile(small) == 0  # restored on exit
+
+
+def test_unknown_winograd_mode_is_refused():
+    with pytest.raises(ValueError, match="is not one of"):
+        with legalize_adreno.winograd_mode("8"):
+            pass
+
+
+@pytest.mark.parametrize(
+    "weight, groups, compute",
+    [
+        ((8, 16, 3, 3, 4), 1, "conv2d_NCHWc_OIHWo"),
+        ((4, 1, 3, 3, 4), 16, "depthwise_conv2d_NCHWc_OIHWo"),
+        ((4, 4, 3, 3, 4), 4, "group_conv2d_NCHWc_OIHWo"),
+    ],
+)
+def test_each_conv_kind_gets_its_compute(weight, groups, compute):
+    mod, _ = _conv_call((1, 4, 8, 8, 4), weight, groups=groups)
+    names = [gv.name_hint for gv, f in _legalize(mod).functions_items() if isinstance(f, tvm.tirx.PrimFunc)]
+    assert names == [compute]
+
+
+def test_winograd_conv_is_four_calls_with_annotated_stages():
+    mod, _ = _conv_call((1, 64, 8, 8, 4), (64, 256, 3, 3, 4))
+    legalized = _legalize(mod)
+    calls = []
+
+    def _visit(expr):
+        if isinstance(expr, relax.Call) and expr.op.same_as(tvm.ir.Op.get("relax.call_tir")):
+            calls.append(expr.args[0].name_hint)
+
+    relax.analysis.post_order_visit(legalized["main"], _visit)
+    assert len(calls) == 4, calls
+    assert _stage_annotations(legalized) == {
+        "adreno.winograd_input_transform",
+        "adreno.winograd_batched_product",
+        "adreno.winograd_output_transform",
+    }
+
+
+def test_float16_conv_keeps_its_dtype():
+    mod, _ = _conv_call((1, 4, 8, 8, 4), (8, 16, 3, 3, 4), dtype="float16")
+    legalized = _legalize(mod)
+    assert legalized["main"].ret_ty.dtype == "float16"
+    relax.analysis.well_formed(legalized)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=IndexError,
+    reason="conv2d_winograd reads call.ty_args[0]: a conv2d not annotated by "
+    "AnnotateCustomMemoryScope (no ty_args) fails with a bare IndexError instead of "
+    "legalizing to buffers or saying what is missing",
+)
+def test_winograd_conv_without_memory_scope_annotation_legalizes():
+    mod, _ = _conv_call((1, 64, 8, 8, 4), (64, 256, 3, 3, 4), with_ty_args=False)
+    assert "relax.nn.conv2d" not in _legalize(mod)["main"].script()
+
+
+if __name__ == "__main__":
+    tvm.testing.main()
