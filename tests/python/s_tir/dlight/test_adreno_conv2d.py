@@ -1,0 +1,174 @@
+# Licensed to the Apache Software Foundation (ASF) under one
+# or more contributor license agreements.  See the NOTICE file
+# distributed with this work for additional information
+# regarding copyright ownership.  The ASF licenses this file
+# to you under the Apache License, Version 2.0 (the
+# "License"); you may not use this file except in compliance
+# with the License.  You may obtain a copy of the License at
+#
+#   http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing,
+# software distributed under the License is distributed on an
+# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+# KIND, either express or implied.  See the License for the
+# specific language governing permissions and limitations
+# under the License.
+"""Tests of dlight.adreno.Conv2d: the direct NCHW4c convolution schedule, and the workloads of
+the other Adreno rules that it declines."""
+
+import pytest
+import tvm_ffi
+
+import tvm
+import tvm.testing
+from tvm import relax, tirx
+from tvm.relax.transform.legalize_ops import adreno as legalize_adreno
+from tvm.s_tir import dlight as dl
+from tvm.s_tir.dlight.adreno.convolution import Conv2dConfig, channel_blocks
+
+TARGET = tvm.target.Target("qcom/adreno-opencl-texture")
+
+
+def _fused_prim_funcs(data, weight, groups=1, epilogue=None):
+    """The PrimFuncs of a legalized and fused NCHW4c conv2d (and its epilogue)."""
+    x = relax.Var("x", relax.TensorType(data, "float32"))
+    w = relax.Var("w", relax.TensorType(weight, "float32"))
+    builder = relax.BlockBuilder()
+    with builder.function("main", [x, w]):
+        with builder.dataflow():
+            conv = builder.normalize(
+                relax.op.nn.conv2d(
+                    x,
+                    w,
+                    padding=[1, 1],
+                    groups=groups,
+                    data_layout="NCHW4c",
+                    kernel_layout="OIHW4o",
+                    out_layout="NCHW4c",
+                )
+            )
+            # ty_args as AnnotateCustomMemoryScope leaves them
+            out = builder.emit(relax.Call(conv.op, conv.args, conv.attrs, [conv.ty]))
+            if epilogue is not None:
+                out = builder.emit(epilogue(out))
+            out = builder.emit_output(out)
+        builder.emit_func_output(out)
+    seq = tvm.transform.Sequential(
+        [
+            relax.transform.LegalizeOps({"relax.nn.conv2d": legalize_adreno.conv2d_NCHWc_OIHWo}),
+            relax.transform.AnnotateTIROpPattern(),
+            relax.transform.FuseOps(),
+            relax.transform.FuseTIR(),
+        ]
+    )
+    mod = seq(builder.get())
+    return {gv.name_hint: f for gv, f in mod.functions_items() if isinstance(f, tirx.PrimFunc)}
+
+
+def _only(funcs):
+    (func,) = funcs.values()
+    return func
+
+
+def _loops(func):
+    loops = []
+    tvm_ffi.structural_walk(func, [(tirx.For, loops.append)], order="pre")
+    return loops
+
+
+def _thread_extents(func):
+    return {
+        str(loop.thread_binding.thread_tag): int(loop.extent)
+        for loop in _loops(func)
+        if loop.thread_binding is not None
+    }
+
+
+def _vectorized_extents(func):
+    return [int(loop.extent) for loop in _loops(func) if loop.kind == tirx.ForKind.VECTORIZED]
+
+
+def _block_names(func):
+    names = []
+    tvm_ffi.structural_walk(func, [(tvm.s_tir.SBlock, lambda b: names.append(b.name_hint))])
+    return names
+
+
+def _schedule(func):
+    sch = dl.adreno.Conv2d().apply(func, TARGET, False)
+    return None if sch is None else sch.mod["main"]
+
+
+@pytest.mark.parametrize(
+    "out_blocks, pixels, blocks",
+    [
+        (64, 56 * 56, 2),  # 2 blocks leave 100352 threads, 4 would leave 50176
+        (16, 224 * 224, 8),  # parallelism to spare: the most blocks
+        (512, 7 * 7, 1),  # a 7x7 map: every block on a thread of its own
+        (6, 224 * 224, 2),  # 4 does not divide 6
+        (None, 64, 1),  # dynamic
+    ],
+)
+def test_channel_blocks_keep_enough_threads(out_blocks, pixels, blocks):
+    assert channel_blocks(out_blocks, pixels, Conv2dConfig()) == blocks
+
+
+def test_config_is_bounded_by_the_target_thread_limit():
+    small = tvm.target.Target(
+        {"kind": "opencl", "device": "adreno", "keys": ["adreno", "opencl", "gpu", "texture"],
+         "max_num_threads": 64}
+    )
+    assert Conv2dConfig.from_target(small).threads == 64
+    assert Conv2dConfig.from_target(TARGET).threads == Conv2dConfig().threads
+
+
+def test_conv_threads_cover_the_outputs_and_pixels_are_vectors():
+    """8 channel blocks x 8 x 8 outputs, one block per thread (512 < min_threads): 4 work groups
+    of 128; input pixel, weights, accumulator init and store are 4-lane vectors; the padding is
+    computed inside the input read."""
+    func = _schedule(_only(_fused_prim_funcs((1, 4, 8, 8, 4), (8, 16, 3, 3, 4))))
+    assert _thread_extents(func) == {"blockIdx.x": 4, "threadIdx.x": 128}
+    assert _vectorized_extents(func) == [4, 4, 4, 4]
+    assert not [name for name in _block_names(func) if name.endswith("pad")]
+
+
+def test_range_smaller_than_a_work_group_gets_a_group_of_its_size():
+    func = _schedule(_only(_fused_prim_funcs((1, 4, 2, 2, 4), (2, 16, 3, 3, 4))))
+    assert _thread_extents(func) == {"blockIdx.x": 1, "threadIdx.x": 8}
+
+
+def test_elementwise_epilogue_is_inlined_into_the_store():
+    funcs = _fused_prim_funcs((1, 4, 8, 8, 4), (8, 16, 3, 3, 4), epilogue=relax.op.nn.relu)
+    func = _schedule(_only(funcs))
+    names = _block_names(func)
+    assert not [name for name in names if "relu" in name], names
+
+
+@pytest.mark.parametrize(
+    "weight, groups",
+    [((4, 1, 3, 3, 4), 16), ((4, 4, 3, 3, 4), 4)],
+    ids=["depthwise", "group"],
+)
+def test_grouped_convs_are_declined(weight, groups):
+    assert _schedule(_only(_fused_prim_funcs((1, 4, 8, 8, 4), weight, groups=groups))) is None
+
+
+def test_winograd_stages_are_declined():
+    funcs = _fused_prim_funcs((1, 64, 8, 8, 4), (64, 256, 3, 3, 4))
+    assert len(funcs) == 4
+    for name, func in funcs.items():
+        assert _schedule(func) is None, name
+
+
+def test_reduction_is_declined():
+    x = relax.Var("x", relax.TensorType((1, 4, 8, 8, 4), "float32"))
+    builder = relax.BlockBuilder()
+    with builder.function("main", [x]):
+        out = builder.emit_te(tvm.topi.sum, x, axis=[2, 3], primfunc_name_hint="sum")
+        builder.emit_func_output(out)
+    assert _schedule(builder.get()["sum"]) is None
+
+
+if __name__ == "__main__":
+    tvm.testing.main()
