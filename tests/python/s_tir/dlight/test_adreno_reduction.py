@@ -1,0 +1,168 @@
+# Licensed to the Apache Software Foundation (ASF) under one
+# or more contributor license agreements.  See the NOTICE file
+# distributed with this work for additional information
+# regarding copyright ownership.  The ASF licenses this file
+# to you under the Apache License, Version 2.0 (the
+# "License"); you may not use this file except in compliance
+# with the License.  You may obtain a copy of the License at
+#
+#   http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing,
+# software distributed under the License is distributed on an
+# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+# KIND, either express or implied.  See the License for the
+# specific language governing permissions and limitations
+# under the License.
+"""Tests of dlight.adreno.Reduction: one thread per output for short reductions, threads
+sharing an output for long ones, pixels of packed tensors as vectors; the workloads of the
+other Adreno rules are declined."""
+
+import pytest
+import tvm_ffi
+
+import tvm
+import tvm.testing
+from tvm import te, tirx, topi
+from tvm.s_tir import dlight as dl
+from tvm.relax.backend.adreno.transform import PackChannelArgReduce
+from tvm.s_tir.dlight.adreno import ReductionConfig
+from tvm.script import ir as I
+from tvm.script import relax as R
+
+TARGET = tvm.target.Target("qcom/adreno-opencl-texture")
+PACKED = (1, 4, 8, 8, 4)
+
+
+def _prim_func(compute, shape=PACKED, dtype="float32"):
+    data = te.placeholder(shape, dtype, name="x")
+    out = compute(data)
+    outs = list(out) if isinstance(out, (list, tuple)) else [out]
+    return te.create_prim_func([data, *outs])
+
+
+def _loops(func):
+    loops = []
+    tvm_ffi.structural_walk(func, [(tirx.For, loops.append)], order="pre")
+    return loops
+
+
+def _thread_extents(func):
+    return {
+        str(loop.thread_binding.thread_tag): int(loop.extent)
+        for loop in _loops(func)
+        if loop.thread_binding is not None
+    }
+
+
+def _vectorized_extents(func):
+    return [int(loop.extent) for loop in _loops(func) if loop.kind == tirx.ForKind.VECTORIZED]
+
+
+def _schedule(func, config=None):
+    sch = dl.adreno.Reduction(config).apply(func, TARGET, False)
+    return None if sch is None else sch.mod["main"]
+
+
+def _max_pool(x):
+    return topi.nn.pool2d(x, (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), "max", layout="NCHW4c")
+
+
+def test_short_window_is_one_thread_per_output_pixel():
+    """A 3x3 window (9 elements): 4 x 8 x 8 output pixels on threads, 64 per work group, the
+    4 lanes of a pixel as one vector in the accumulation and the store."""
+    func = _schedule(_prim_func(_max_pool))
+    assert _thread_extents(func) == {"blockIdx.x": 4, "threadIdx.x": 64}
+    assert 4 in _vectorized_extents(func)
+
+
+def test_long_reduction_shares_an_output_between_threads():
+    """Global average pooling reduces 64 elements per output: one work group per output pixel
+    (4 of them), its 64 threads split the reduction."""
+    func = _schedule(_prim_func(lambda x: topi.nn.global_pool(x, "avg", layout="NCHW4c")))
+    assert _thread_extents(func) == {"blockIdx.x": 4, "threadIdx.x": 64}
+
+
+@pytest.mark.parametrize("max_serial_elements, groups", [(64, 1), (8, 4)])
+def test_switch_between_schedules_follows_the_config(max_serial_elements, groups):
+    """64 reduced elements per output pixel, 4 pixels: serial (the 4 pixels on one work group)
+    when the config allows 64, split (one work group per pixel) otherwise."""
+    config = ReductionConfig(max_serial_elements=max_serial_elements)
+    func = _schedule(_prim_func(lambda x: topi.sum(x, axis=[2, 3])), config)
+    assert _thread_extents(func) == {"blockIdx.x": groups, "threadIdx.x": 64}
+
+
+def test_config_is_bounded_by_the_target_thread_limit():
+    small = tvm.target.Target(
+        {
+            "kind": "opencl",
+            "device": "adreno",
+            "keys": ["adreno", "opencl", "gpu", "texture"],
+            "max_num_threads": 32,
+        }
+    )
+    config = ReductionConfig.from_target(small)
+    assert (config.serial_threads, config.split_threads) == (32, 32)
+
+
+def test_packed_channel_argmax_is_scheduled():
+    """The argmax of PackChannelArgReduce: a tuple reduction over both packed channel axes."""
+
+    @I.ir_module
+    class ArgmaxOverChannels:
+        @R.function
+        def main(x: R.Tensor((1, 2, 3, 3, 4), "float32")) -> R.Tensor((1, 3, 3), "int64"):
+            with R.dataflow():
+                nchw = R.layout_transform(x, index_map=lambda n, c, h, w, l: (n, c * 4 + l, h, w))
+                y = R.argmax(nchw, axis=1)
+                R.output(y)
+            return y
+
+    mod = PackChannelArgReduce()(ArgmaxOverChannels)
+    (func,) = [f for _, f in mod.functions_items() if isinstance(f, tirx.PrimFunc)]
+    # 9 outputs reducing 8 channels each: one thread per output
+    assert _thread_extents(_schedule(func)) == {"blockIdx.x": 1, "threadIdx.x": 64}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the module docstring says the rule takes argmax/argmin, but the stock legalization "
+    "(a tuple reduction into temporaries, then a copy of the index) is declined: its epilogue "
+    "cannot be inlined and the reduction block writes two buffers",
+)
+def test_stock_argmax_is_scheduled():
+    assert _schedule(_prim_func(lambda x: topi.argmax(x, axis=1), shape=(1, 8, 6, 6))) is not None
+
+
+def test_adaptive_pool_with_varying_windows_is_declined():
+    """7x7 to 3x3: each output has its own window, a nested block (dl.adreno.Pool2D's)."""
+    func = _prim_func(
+        lambda x: topi.nn.adaptive_pool(x, (3, 3), "avg", layout="NCHW4c"), shape=(1, 4, 7, 7, 4)
+    )
+    assert _schedule(func) is None
+
+
+def test_contraction_is_declined():
+    """Two operands in the reduction (a conv, a matmul): not a reduction of one tensor."""
+    a = te.placeholder((16, 32), "float32", name="a")
+    b = te.placeholder((32, 8), "float32", name="b")
+    assert _schedule(te.create_prim_func([a, b, topi.matmul(a, b)])) is None
+
+
+def test_layout_transform_and_elementwise_are_declined():
+    assert _schedule(_prim_func(lambda x: topi.layout_transform(x, "NCHW4c", "NCHW"))) is None
+    assert _schedule(_prim_func(topi.nn.relu)) is None
+
+
+def test_pad_after_a_pooling_is_declined():
+    """The fused pad covers a larger domain than the pooling: computed at the pooling's threads
+    its border would stay unwritten."""
+
+    def _pool_then_pad(x):
+        return topi.nn.pad(_max_pool(x), [0, 0, 1, 1, 0], [0, 0, 1, 1, 0])
+
+    assert _schedule(_prim_func(_pool_then_pad)) is None
+
+
+if __name__ == "__main__":
+    tvm.testing.main()
