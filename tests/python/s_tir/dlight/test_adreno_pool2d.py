@@ -1,0 +1,102 @@
+# Licensed to the Apache Software Foundation (ASF) under one
+# or more contributor license agreements.  See the NOTICE file
+# distributed with this work for additional information
+# regarding copyright ownership.  The ASF licenses this file
+# to you under the Apache License, Version 2.0 (the
+# "License"); you may not use this file except in compliance
+# with the License.  You may obtain a copy of the License at
+#
+#   http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing,
+# software distributed under the License is distributed on an
+# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+# KIND, either express or implied.  See the License for the
+# specific language governing permissions and limitations
+# under the License.
+"""Tests of dlight.adreno.Pool2D: pooling whose window changes from output to output (adaptive
+pooling that does not divide the input), and the workloads of the other rules it declines."""
+
+import pytest
+import tvm_ffi
+
+import tvm
+import tvm.testing
+from tvm import te, tirx, topi
+from tvm.s_tir import dlight as dl
+
+TARGET = tvm.target.Target("qcom/adreno-opencl-texture")
+PACKED = (1, 4, 8, 8, 4)
+
+
+def _prim_func(compute, shape=PACKED, dtype="float32"):
+    data = te.placeholder(shape, dtype, name="x")
+    out = compute(data)
+    outs = list(out) if isinstance(out, (list, tuple)) else [out]
+    return te.create_prim_func([data, *outs])
+
+
+def _loops(func):
+    loops = []
+    tvm_ffi.structural_walk(func, [(tirx.For, loops.append)], order="pre")
+    return loops
+
+
+def _thread_extents(func):
+    return {
+        str(loop.thread_binding.thread_tag): int(loop.extent)
+        for loop in _loops(func)
+        if loop.thread_binding is not None
+    }
+
+
+def _vectorized_extents(func):
+    return [int(loop.extent) for loop in _loops(func) if loop.kind == tirx.ForKind.VECTORIZED]
+
+
+def _schedule(func):
+    sch = dl.adreno.Pool2D().apply(func, TARGET, False)
+    return None if sch is None else sch.mod["main"]
+
+
+def _adaptive(kind, shape=(1, 4, 7, 7, 4), layout="NCHW4c"):
+    return _prim_func(lambda x: topi.nn.adaptive_pool(x, (3, 3), kind, layout=layout), shape)
+
+
+@pytest.mark.parametrize("kind", ["avg", "max"])
+def test_varying_windows_are_one_thread_per_output_pixel(kind):
+    """7x7 to 3x3: 4 x 3 x 3 output pixels on threads, the 4 lanes a vector in the window
+    reduction and in the store."""
+    func = _schedule(_adaptive(kind))
+    assert _thread_extents(func) == {"blockIdx.x": 1, "threadIdx.x": 64}
+    assert _vectorized_extents(func) == [4, 4]
+
+
+def test_unpacked_varying_windows_have_no_lane_vector():
+    func = _schedule(_adaptive("avg", shape=(1, 16, 7, 7), layout="NCHW"))
+    assert _thread_extents(func) == {"blockIdx.x": 3, "threadIdx.x": 64}
+    assert _vectorized_extents(func) == []
+
+
+@pytest.mark.parametrize(
+    "compute",
+    [
+        lambda x: topi.nn.global_pool(x, "avg", layout="NCHW4c"),
+        lambda x: topi.nn.adaptive_pool(x, (4, 4), "avg", layout="NCHW4c"),
+        lambda x: topi.nn.pool2d(x, (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), "max", layout="NCHW4c"),
+        lambda x: topi.sum(x, axis=[1, 4]),
+    ],
+    ids=["global_pool", "adaptive_dividing", "max_pool", "sum"],
+)
+def test_fixed_window_reductions_are_declined(compute):
+    """One window for every output: dl.adreno.Reduction's workloads."""
+    assert _schedule(_prim_func(compute)) is None
+
+
+def test_elementwise_and_layout_transform_are_declined():
+    assert _schedule(_prim_func(topi.nn.relu)) is None
+    assert _schedule(_prim_func(lambda x: topi.layout_transform(x, "NCHW4c", "NCHW"))) is None
+
+
+if __name__ == "__main__":
+    tvm.testing.main()
