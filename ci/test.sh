@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole workspace suite, what .ci/run runs: setup, patch check, then pytest -n 2 over the
-# tooling tests (tools/tests), the docs (tests/docs) and the texture suite on PoCL, and the
-# texture suite once more on Intel's CPU OpenCL.
+# tooling tests (tools/tests), the docs (tests/docs), the unit tests that go upstream with their
+# patches (IR tests of the passes, rules and pipelines) and the texture suite on PoCL, and the
+# unit tests and the texture suite once more on Intel's CPU OpenCL.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -11,8 +12,15 @@ ws patches check
 step "license headers"
 ws headers || echo "warning: add the ASF header to the files above before sending upstream"
 
+# The unit tests at upstream's test paths, one folder per part of the series.
+unit_suites=()
+for dir in tests/python/relax/backend/adreno tests/python/s_tir/dlight tests/python/s_tir/base \
+    tests/python/s_tir/transform tests/python/tirx-base; do
+    [ -d "$REPO/$dir" ] && unit_suites+=("$dir")
+done
 suites=(tools/tests)
 [ -d "$REPO/tests/docs" ] && suites+=(tests/docs)
+suites+=("${unit_suites[@]}")
 [ -d "$REPO/tests/python/relax/texture" ] && suites+=(tests/python/relax/texture)
 step "pytest -n 2 ${suites[*]} (OpenCL device: PoCL)"
 rc=0
@@ -30,11 +38,11 @@ fi
 if OCL_ICD_VENDORS="${OCL_ICD_VENDORS:-}" ws opencl --select intel >/dev/null 2>&1; then
     irc=0
     # The slow tests are compile-bound real-model checks: they ran on PoCL above.
-    step "texture suite on OpenCL device 'intel' (without -m slow)"
-    TVM_OPENCL_DEVICE=intel run_pytest texture-intel -m "not slow" tests/python/relax/texture \
-        || irc=$?
+    step "unit tests and texture suite on OpenCL device 'intel' (without -m slow)"
+    TVM_OPENCL_DEVICE=intel run_pytest texture-intel -m "not slow" "${unit_suites[@]}" \
+        tests/python/relax/texture || irc=$?
     if [ "$irc" -ne 0 ] && [ "$verdict" = passed ]; then
-        verdict="FAILED (texture suite on Intel OpenCL: pytest exit $irc)"
+        verdict="FAILED (unit tests or texture suite on Intel OpenCL: pytest exit $irc)"
     fi
 else
     echo "note: no Intel OpenCL device (setup ran with --skip-intel?): texture suite ran on PoCL only"

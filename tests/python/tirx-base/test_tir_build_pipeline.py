@@ -14,6 +14,7 @@
 # KIND, either express or implied.  See the License for the
 # specific language governing permissions and limitations
 # under the License.
+# pylint: disable=invalid-name,missing-docstring,no-self-argument,not-callable
 """Tests of tvm.tirx.build's pipeline argument: the target's pipeline by default, a registered
 one by name, a Pass in place of the lowering, anything else refused."""
 

@@ -14,6 +14,7 @@
 # KIND, either express or implied.  See the License for the
 # specific language governing permissions and limitations
 # under the License.
+# pylint: disable=invalid-name,missing-docstring,no-self-argument,not-callable
 """Tests of dlight.adreno.Conv2d: the direct NCHW4c convolution schedule, and the workloads of
 the other Adreno rules that it declines."""
 
@@ -116,8 +117,12 @@ def test_channel_blocks_keep_enough_threads(out_blocks, pixels, blocks):
 
 def test_config_is_bounded_by_the_target_thread_limit():
     small = tvm.target.Target(
-        {"kind": "opencl", "device": "adreno", "keys": ["adreno", "opencl", "gpu", "texture"],
-         "max_num_threads": 64}
+        {
+            "kind": "opencl",
+            "device": "adreno",
+            "keys": ["adreno", "opencl", "gpu", "texture"],
+            "max_num_threads": 64,
+        }
     )
     assert Conv2dConfig.from_target(small).threads == 64
     assert Conv2dConfig.from_target(TARGET).threads == Conv2dConfig().threads

@@ -14,6 +14,7 @@
 # KIND, either express or implied.  See the License for the
 # specific language governing permissions and limitations
 # under the License.
+# pylint: disable=invalid-name,missing-docstring,no-self-argument,not-callable
 """Tests of dlight.adreno.GroupConv2d: depthwise and group NCHW4c convolutions one output
 texel per thread, and the workloads of the other Adreno rules that it declines."""
 
@@ -156,7 +157,9 @@ def test_other_winograd_stages_are_declined():
     "compute",
     [
         lambda x: tvm.topi.sum(x, axis=[2, 3]),
-        lambda x: tvm.topi.nn.pool2d(x, (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), "max", layout="NCHW4c"),
+        lambda x: tvm.topi.nn.pool2d(
+            x, (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), "max", layout="NCHW4c"
+        ),
     ],
     ids=["sum", "max_pool"],
 )

@@ -14,6 +14,7 @@
 # KIND, either express or implied.  See the License for the
 # specific language governing permissions and limitations
 # under the License.
+# pylint: disable=invalid-name,missing-docstring,no-self-argument,not-callable
 """Tests of dlight.adreno.LayoutTransform: layout transforms between NCHW, NHWC and NCHW4c
 read and write vectors, static or symbolic; other workloads are declined."""
 
@@ -118,9 +119,7 @@ def test_other_workloads_are_declined(compute):
 )
 def test_elementwise_block_named_like_a_layout_transform_is_declined():
     data = te.placeholder((1, 4, 8, 8, 4), "float32", name="x")
-    relu = te.compute(
-        data.shape, lambda *i: tvm.te.max(data(*i), 0.0), name="te_layout_transform"
-    )
+    relu = te.compute(data.shape, lambda *i: tvm.te.max(data(*i), 0.0), name="te_layout_transform")
     assert _schedule(te.create_prim_func([data, relu])) is None
 
 

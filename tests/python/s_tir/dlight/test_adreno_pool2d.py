@@ -14,6 +14,7 @@
 # KIND, either express or implied.  See the License for the
 # specific language governing permissions and limitations
 # under the License.
+# pylint: disable=invalid-name,missing-docstring,no-self-argument,not-callable
 """Tests of dlight.adreno.Pool2D: pooling whose window changes from output to output (adaptive
 pooling that does not divide the input), and the workloads of the other rules it declines."""
 

@@ -14,6 +14,7 @@
 # KIND, either express or implied.  See the License for the
 # specific language governing permissions and limitations
 # under the License.
+# pylint: disable=invalid-name,missing-docstring,no-self-argument,not-callable
 """Tests of dlight.adreno.Reduction: one thread per output for short reductions, threads
 sharing an output for long ones, pixels of packed tensors as vectors; the workloads of the
 other Adreno rules are declined."""

@@ -14,6 +14,7 @@
 # KIND, either express or implied.  See the License for the
 # specific language governing permissions and limitations
 # under the License.
+# pylint: disable=invalid-name,missing-docstring,no-self-argument,not-callable
 """Tests of dlight.adreno.Winograd: each annotated Winograd stage gets its schedule, and the
 workloads of the other Adreno rules are declined."""
 

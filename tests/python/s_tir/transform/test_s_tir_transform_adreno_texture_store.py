@@ -14,6 +14,7 @@
 # KIND, either express or implied.  See the License for the
 # specific language governing permissions and limitations
 # under the License.
+# pylint: disable=invalid-name,missing-docstring,no-self-argument,not-callable
 """Tests of the Adreno texture store passes: VectorizeTextureStore stages the lanes of a pixel,
 VerifyTextureStore rejects a texture store of a single channel."""
 
@@ -42,7 +43,11 @@ def test_lanes_of_a_strided_value_are_staged_and_stored_once():
         texture_store_lanes = T.alloc_local((4,))
         for lane in T.vectorized(4):
             texture_store_lanes[lane] = src[lane * 4]
-        T.evaluate(T.call_intrin("handle", "tirx.texture2d_store", tex, 1, 2, texture_store_lanes[T.Ramp(0, 1, 4)]))
+        T.evaluate(
+            T.call_intrin(
+                "handle", "tirx.texture2d_store", tex, 1, 2, texture_store_lanes[T.Ramp(0, 1, 4)]
+            )
+        )
 
     tvm.ir.assert_structural_equal(_vectorize_texture_store(before), expected)
 
@@ -52,7 +57,9 @@ def test_bound_check_guards_both_the_staging_and_the_store():
     def before(tex: T.handle, src: T.Buffer((16,), "float32"), n: T.int32):
         for lane in T.vectorized(4):
             if n > 3:
-                T.evaluate(T.call_intrin("handle", "tirx.texture2d_store", tex, 1, 2, src[lane * 4]))
+                T.evaluate(
+                    T.call_intrin("handle", "tirx.texture2d_store", tex, 1, 2, src[lane * 4])
+                )
 
     @T.prim_func(private=True)
     def expected(tex: T.handle, src: T.Buffer((16,), "float32"), n: T.int32):
@@ -61,7 +68,16 @@ def test_bound_check_guards_both_the_staging_and_the_store():
             if n > 3:
                 texture_store_lanes[lane] = src[lane * 4]
         if n > 3:
-            T.evaluate(T.call_intrin("handle", "tirx.texture2d_store", tex, 1, 2, texture_store_lanes[T.Ramp(0, 1, 4)]))
+            T.evaluate(
+                T.call_intrin(
+                    "handle",
+                    "tirx.texture2d_store",
+                    tex,
+                    1,
+                    2,
+                    texture_store_lanes[T.Ramp(0, 1, 4)],
+                )
+            )
 
     tvm.ir.assert_structural_equal(_vectorize_texture_store(before), expected)
 

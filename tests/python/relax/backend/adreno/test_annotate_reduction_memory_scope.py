@@ -14,6 +14,7 @@
 # KIND, either express or implied.  See the License for the
 # specific language governing permissions and limitations
 # under the License.
+# pylint: disable=invalid-name,missing-docstring,no-self-argument,not-callable
 """Tests of AnnotateReductionMemoryScope: a reduction over packed tensors lets its producer
 write a texture, which AnnotateCustomMemoryScope alone refuses."""
 

@@ -14,6 +14,7 @@
 # KIND, either express or implied.  See the License for the
 # specific language governing permissions and limitations
 # under the License.
+# pylint: disable=invalid-name,missing-docstring,no-self-argument,not-callable
 """Tests of BalanceTextureScope and choose_texture_scope: the most square image that fits the
 target's limits, global buffers for tensors that fit none or have dynamic shapes."""
 
@@ -104,7 +105,7 @@ def test_pass_rescopes_a_one_row_weight_image_into_a_square_one():
 
         @R.function
         def main(
-            x: R.Tensor((1, 16, 32, 32, 4), "float32")
+            x: R.Tensor((1, 16, 32, 32, 4), "float32"),
         ) -> R.Tensor((1, 16, 32, 32, 4), "float32", "opencl:1:global.texture-weight"):
             cls = Before
             with R.dataflow():
@@ -142,7 +143,7 @@ def test_pass_rescopes_a_one_row_weight_image_into_a_square_one():
 
         @R.function
         def main(
-            x: R.Tensor((1, 16, 32, 32, 4), "float32")
+            x: R.Tensor((1, 16, 32, 32, 4), "float32"),
         ) -> R.Tensor((1, 16, 32, 32, 4), "float32", "opencl:2:global.texture"):
             cls = Expected
             with R.dataflow():

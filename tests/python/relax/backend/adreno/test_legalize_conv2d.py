@@ -14,6 +14,7 @@
 # KIND, either express or implied.  See the License for the
 # specific language governing permissions and limitations
 # under the License.
+# pylint: disable=invalid-name,missing-docstring,no-self-argument,not-callable
 """Tests of the Adreno conv2d legalization: which implementation each shape gets (Winograd,
 direct, depthwise, group) and the Winograd rule of winograd_tile / winograd_mode."""
 
@@ -56,9 +57,7 @@ def _conv_call(data, weight, groups=1, strides=(1, 1), dtype="float32", with_ty_
 
 
 def _legalize(mod):
-    return relax.transform.LegalizeOps({"relax.nn.conv2d": legalize_adreno.conv2d_NCHWc_OIHWo})(
-        mod
-    )
+    return relax.transform.LegalizeOps({"relax.nn.conv2d": legalize_adreno.conv2d_NCHWc_OIHWo})(mod)
 
 
 def _stage_annotations(mod):
@@ -122,7 +121,11 @@ def test_unknown_winograd_mode_is_refused():
 )
 def test_each_conv_kind_gets_its_compute(weight, groups, compute):
     mod, _ = _conv_call((1, 4, 8, 8, 4), weight, groups=groups)
-    names = [gv.name_hint for gv, f in _legalize(mod).functions_items() if isinstance(f, tvm.tirx.PrimFunc)]
+    names = [
+        gv.name_hint
+        for gv, f in _legalize(mod).functions_items()
+        if isinstance(f, tvm.tirx.PrimFunc)
+    ]
     assert names == [compute]
 
 

@@ -14,6 +14,7 @@
 # KIND, either express or implied.  See the License for the
 # specific language governing permissions and limitations
 # under the License.
+# pylint: disable=invalid-name,missing-docstring,no-self-argument,not-callable
 """Tests of the Adreno Relax pipeline: which passes run, in which order, for texture and
 buffer targets, and what the whole pipeline makes of a conv2d."""
 
@@ -62,7 +63,10 @@ def test_layout_rewrites_run_around_convert_layout():
         "LegalizeChannelNorms",
     ]
     assert names[convert - len(before) : convert] == before
-    assert names[convert + 1 : convert + 3] == ["PackChannelArgReduce", "FoldTextureLayoutTransforms"]
+    assert names[convert + 1 : convert + 3] == [
+        "PackChannelArgReduce",
+        "FoldTextureLayoutTransforms",
+    ]
 
 
 def test_reductions_annotate_memory_scopes_in_place_of_the_cpp_pass():
@@ -125,7 +129,7 @@ class ConvRelu6:
 
 def _lowered(mod):
     with TEXTURE:
-        return adreno.get_default_pipeline(TEXTURE)(mod)
+        return adreno.get_default_pipeline(TEXTURE)(mod)  # pylint: disable=no-value-for-parameter
 
 
 def test_pipeline_fuses_conv_and_relu6_and_allocates_on_device_0():

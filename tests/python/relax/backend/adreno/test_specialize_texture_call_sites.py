@@ -14,6 +14,7 @@
 # KIND, either express or implied.  See the License for the
 # specific language governing permissions and limitations
 # under the License.
+# pylint: disable=invalid-name,missing-docstring,no-self-argument,not-callable
 """Tests of SpecializeTextureCallSites: call-site scopes are copied into PrimFuncs only in
 modules that have texture tensors."""
 
@@ -70,7 +71,7 @@ class TextureOutput:
 
     @R.function
     def main(
-        x: R.Tensor((1, 2, 4, 4, 4), "float32")
+        x: R.Tensor((1, 2, 4, 4, 4), "float32"),
     ) -> R.Tensor((1, 2, 4, 4, 4), "float32", "opencl:1:global.texture"):
         cls = TextureOutput
         with R.dataflow():
