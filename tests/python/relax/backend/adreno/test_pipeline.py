@@ -39,10 +39,12 @@ def _legalize_names(target):
 
 
 def _opencl_skip_reason():
-    if not tvm.testing.device_enabled("opencl"):
+    if not tvm.runtime.enabled("opencl"):
         return "the OpenCL runtime is not enabled in this build"
     if not tvm.opencl(0).exist:
-        return "no OpenCL device (set TVM_OPENCL_DEVICE or OCL_ICD_VENDORS)"
+        return (
+            "no OpenCL device found (OCL_ICD_VENDORS names the ICDs, TVM_OPENCL_DEVICE picks one)"
+        )
     return None
 
 
