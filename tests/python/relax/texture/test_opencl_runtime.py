@@ -21,6 +21,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -227,13 +228,130 @@ def test_two_threads_one_module(dev, generic_exec):
     assert not errors, errors
 
 
-def test_time_evaluator(dev, generic_exec):
+def test_device_timer_measures_device_work(dev, generic_exec):
+    """runtime.timer.opencl reports the span of the timed device commands: positive for a call
+    that launches kernels, and shorter than the host's wall clock around that same call."""
+    assert tvm.get_global_func("runtime.timer.opencl", allow_missing=True) is not None
     vm = relax.VirtualMachine(generic_exec, dev)
     x, y = _inputs()
-    timer = vm.time_evaluator("main", dev, number=2, repeat=2)
-    res = timer(tvm.runtime.tensor(x, dev), tvm.runtime.tensor(y, dev))
-    assert res.mean > 0
-    assert tvm.get_global_func("runtime.timer.opencl", allow_missing=True) is not None
+    args = [tvm.runtime.tensor(x, dev), tvm.runtime.tensor(y, dev)]
+    timer = vm.time_evaluator("main", dev, number=1, repeat=3, min_repeat_ms=0)
+    vm["main"](*args)  # build the programs outside the measured calls
+    wall = []
+
+    def timed(*call_args):
+        start = time.perf_counter()
+        out = timer(*call_args)
+        wall.append(time.perf_counter() - start)
+        return out
+
+    res = timed(*args)
+    assert len(res.results) == 3
+    assert all(t > 0 for t in res.results), res.results
+    # Each wall measurement spans 4 calls of main (one warm-up, three timed), each with its host
+    # work and a queue wait: one call's device span must be shorter than that.
+    assert max(res.results) < wall[0], (res.results, wall)
+
+
+@I.ir_module
+class NoDeviceWork:
+    @R.function
+    def main(x: R.Tensor((4, 64), "float32")):
+        return x
+
+
+def test_device_timer_ignores_host_time(dev):
+    """A call that enqueues nothing on the device takes no device time (a host clock around
+    queue waits would report the VM's own time here)."""
+    exe = tvm.compile(NoDeviceWork, target=tvm.target.Target("opencl", host="llvm"))
+    vm = relax.VirtualMachine(exe, dev)
+    data = tvm.runtime.tensor(np.random.default_rng(7).random((4, 64), dtype="float32"), dev)
+    res = vm.time_evaluator("main", dev, number=5, repeat=2, min_repeat_ms=0)(data)
+    assert list(res.results) == [0.0, 0.0], res.results
+
+
+COUNTER_NAMES = {
+    "kernel_launches",
+    "buffer_image_copies",
+    "host_device_copies",
+    "device_copies",
+    "buffers_created",
+    "images_created",
+    "images_over_buffers",
+    "programs_built",
+    "programs_from_binary",
+    "kernels_created",
+    "queue_finishes",
+}
+
+
+def _counters():
+    return {str(k): int(v) for k, v in tvm.get_global_func("runtime.opencl.counters")().items()}
+
+
+def _reset_counters():
+    tvm.get_global_func("runtime.opencl.reset_counters")()
+
+
+def test_counters_count_copies_and_objects(dev):
+    """Each copy direction and object kind lands in its own counter, and reset clears them."""
+    shape = (1, 2, 3, 5, 4)
+    data = np.random.default_rng(5).random(shape, dtype="float32")
+    _reset_counters()
+    assert set(_counters()) == COUNTER_NAMES
+    buf = tvm.runtime.tensor(data, dev)  # one buffer, one host -> device copy
+    img = tvm.runtime.empty(shape, "float32", dev, mem_scope="global.texture")  # one image
+    buf.copyto(img)  # buffer -> image
+    buf2 = tvm.runtime.empty(shape, "float32", dev)
+    buf.copyto(buf2)  # buffer -> buffer
+    np.testing.assert_array_equal(img.numpy(), data)  # image -> host
+    got = _counters()
+    assert got["buffers_created"] == 2, got
+    assert got["images_created"] == 1, got
+    assert got["buffer_image_copies"] == 1, got
+    assert got["device_copies"] == 1, got
+    assert got["host_device_copies"] == 2, got
+    assert got["kernel_launches"] == 0, got
+    _reset_counters()
+    assert all(v == 0 for v in _counters().values())
+
+
+def test_counters_steady_state_and_threads(dev):
+    """A first VM run builds one program and kernel per kernel; a warm run launches the same
+    kernels again and builds or creates nothing; the counts from two threads add up exactly
+    (atomic counters)."""
+    # A module of its own: programs of the shared fixture may already be built.
+    generic_exec = tvm.compile(ElementwiseChain, target=tvm.target.Target("opencl", host="llvm"))
+    vm = relax.VirtualMachine(generic_exec, dev)
+    x, y = _inputs(6)
+    inputs = [tvm.runtime.tensor(x, dev), tvm.runtime.tensor(y, dev)]
+    _reset_counters()
+    first_out = vm["main"](*inputs)
+    first = _counters()
+    assert first["kernel_launches"] > 0
+    assert first["programs_built"] + first["programs_from_binary"] == first["kernel_launches"]
+    assert first["kernels_created"] == first["kernel_launches"]
+    _reset_counters()
+    tvm.testing.assert_allclose(vm["main"](*inputs).numpy(), first_out.numpy(), rtol=0, atol=0)
+    warm = _counters()
+    assert warm["kernel_launches"] == first["kernel_launches"], (first, warm)
+    assert warm["programs_built"] == warm["programs_from_binary"] == 0, warm
+    assert warm["kernels_created"] == 0, warm
+
+    runs = 20
+    _reset_counters()
+
+    def worker():
+        local_vm = relax.VirtualMachine(generic_exec, dev)
+        for _ in range(runs):
+            local_vm["main"](*inputs)
+
+    threads = [threading.Thread(target=worker) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert _counters()["kernel_launches"] == 2 * runs * first["kernel_launches"]
 
 
 @I.ir_module
