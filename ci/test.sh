@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole workspace suite, what .ci/run runs: setup, patch check, then pytest -n 2 over the
-# tooling tests (tools/tests), the docs (tests/docs) and the texture suite on PoCL, and the
-# texture suite once more on Intel's CPU OpenCL.
+# tooling tests (tools/tests), the docs (tests/docs), the OpenCL runtime tests and the texture
+# suite on PoCL, and the runtime tests and the texture suite once more on Intel's CPU OpenCL.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -13,7 +13,10 @@ ws headers || echo "warning: add the ASF header to the files above before sendin
 
 suites=(tools/tests)
 [ -d "$REPO/tests/docs" ] && suites+=(tests/docs)
-[ -d "$REPO/tests/python/relax/texture" ] && suites+=(tests/python/relax/texture)
+device_suites=()
+[ -d "$REPO/tests/python/runtime/opencl" ] && device_suites+=(tests/python/runtime/opencl)
+[ -d "$REPO/tests/python/relax/texture" ] && device_suites+=(tests/python/relax/texture)
+suites+=("${device_suites[@]}")
 step "pytest -n 2 ${suites[*]} (OpenCL device: PoCL)"
 rc=0
 TVM_OPENCL_DEVICE=portable run_pytest workspace "${suites[@]}" || rc=$?
@@ -30,8 +33,8 @@ fi
 if OCL_ICD_VENDORS="${OCL_ICD_VENDORS:-}" ws opencl --select intel >/dev/null 2>&1; then
     irc=0
     # The slow tests are compile-bound real-model checks: they ran on PoCL above.
-    step "texture suite on OpenCL device 'intel' (without -m slow)"
-    TVM_OPENCL_DEVICE=intel run_pytest texture-intel -m "not slow" tests/python/relax/texture \
+    step "${device_suites[*]} on OpenCL device 'intel' (without -m slow)"
+    TVM_OPENCL_DEVICE=intel run_pytest texture-intel -m "not slow" "${device_suites[@]}" \
         || irc=$?
     if [ "$irc" -ne 0 ] && [ "$verdict" = passed ]; then
         verdict="FAILED (texture suite on Intel OpenCL: pytest exit $irc)"

@@ -35,18 +35,6 @@ from tvm.script import relax as R
 TEXTURE_SCOPES = ["global.texture", "global.texture-nhwc", "global.texture-weight"]
 
 
-def _opencl_device():
-    dev = tvm.opencl(0)
-    if not dev.exist:
-        pytest.skip("no OpenCL device: tvm.opencl(0).exist is False (runtime library or driver missing)")
-    return dev
-
-
-@pytest.fixture(name="dev")
-def fixture_dev():
-    return _opencl_device()
-
-
 @pytest.fixture(autouse=True)
 def _private_cache(tmp_path, monkeypatch):
     # Each test gets its own program cache so tests never see each other's entries.
