@@ -94,6 +94,21 @@ void ReadImageToHost(cl_command_queue q, const MemObject& img, void* dst, size_t
   Count(Counter::kHostDeviceCopies);
 }
 
+// An image has no byte offset: a texture tensor placed at an offset of its storage (by
+// StorageObj::AllocTensorScoped, which does not pass the offset to Allocator::CreateView) would
+// silently alias the storage's start.
+void CheckNoImageOffset(const DLTensor* t) {
+  if (IsHost(t->device) || t->byte_offset == 0 || AsMem(t->data)->kind != MemKind::kImage) return;
+  std::ostringstream os;
+  os << "[";
+  for (int i = 0; i < t->ndim; ++i) os << (i ? ", " : "") << t->shape[i];
+  os << "]";
+  TVM_FFI_THROW(ValueError) << "OpenCL: a texture tensor " << os.str() << " starts at byte offset "
+                            << t->byte_offset << " of its storage, but an image has no offset "
+                            << "(the offset must be 0): give each texture tensor a storage of "
+                            << "its own or the start of one";
+}
+
 void CheckBufferRange(const MemObject& buf, size_t offset, size_t n, const char* what) {
   if (offset + n > buf.nbytes) {
     TVM_FFI_THROW(ValueError) << "OpenCL: " << what << " of " << n << " bytes at offset " << offset
@@ -218,6 +233,8 @@ class OpenCLDeviceAPI final : public DeviceAPI {
       TVM_FFI_THROW(ValueError) << "OpenCL copies need compact (contiguous) tensors";
     }
     if (n == 0) return;
+    CheckNoImageOffset(from);
+    CheckNoImageOffset(to);
     bool from_host = IsHost(from->device), to_host = IsHost(to->device);
     if (from_host && to_host) {
       std::memmove(static_cast<char*>(to->data) + to->byte_offset,

@@ -396,6 +396,82 @@ def test_texture_views_in_vm(dev):
     )
 
 
+@I.ir_module
+class Storages:
+    @R.function
+    def flat(size: R.Shape(["n"])) -> R.Object:
+        return R.vm.alloc_storage(size, R.prim_value(0), R.dtype("uint8"))
+
+    @R.function
+    def texture(shape: R.Shape(["a", "b", "c", "d", "e"])) -> R.Object:
+        return R.vm.alloc_storage(shape, R.prim_value(0), R.dtype("float32"), "global.texture")
+
+
+@pytest.fixture(name="storage_vm")
+def fixture_storage_vm(dev):
+    exe = tvm.compile(Storages, target=tvm.target.Target("opencl", host="llvm"))
+    return relax.VirtualMachine(exe, dev)
+
+
+def _view(storage, offset, shape, scope):
+    """What the VM's alloc_tensor does: a tensor of `shape` at `offset` of `storage`."""
+    alloc_tensor = tvm.get_global_func("vm.builtin.alloc_tensor")
+    return alloc_tensor(storage, offset, tvm.runtime.ShapeTuple(shape), "float32", scope)
+
+
+def test_view_round_trip_in_flat_storage(dev, storage_vm):
+    shape = (1, 2, 3, 5, 4)
+    storage = storage_vm["flat"](tvm.runtime.ShapeTuple([4096]))
+    view = _view(storage, 0, shape, "global.texture")
+    data = np.random.default_rng(11).random(shape, dtype="float32")
+    view.copyfrom(data)
+    np.testing.assert_array_equal(view.numpy(), data)
+
+
+def test_view_over_device_image_limits_is_clear(dev, storage_vm):
+    """A view whose image is wider than the device allows: one error naming the geometry and
+    the limit."""
+    width = 20000  # wider than PoCL's 8192 and Intel's 16384 pixels
+    if width <= tvm.get_global_func("runtime.opencl.image_limit")(0, "width"):
+        pytest.skip(f"this device takes images {width} pixels wide")
+    storage = storage_vm["flat"](tvm.runtime.ShapeTuple([width * 16]))
+    with pytest.raises(ValueError, match=rf"texture of {width}x1x1 pixels exceeds the image limits"):
+        _view(storage, 0, (1, width, 4), "global.texture-weight")
+
+
+def test_view_larger_than_storage_is_clear(dev, storage_vm):
+    storage = storage_vm["flat"](tvm.runtime.ShapeTuple([4096]))
+    with pytest.raises(Exception, match="attempted to allocate 48000 at offset 0 in region that is 4096"):
+        _view(storage, 0, (1, 20, 30, 5, 4), "global.texture")
+
+
+def test_view_at_an_offset_is_refused(dev, storage_vm):
+    """An image cannot start at an offset of its storage: using such a view is one clear error
+    (not a silent alias of the storage's start)."""
+    storage = storage_vm["flat"](tvm.runtime.ShapeTuple([8192]))
+    view = _view(storage, 256, (1, 2, 3, 5, 4), "global.texture")
+    with pytest.raises(ValueError, match=r"texture tensor \[1, 2, 3, 5, 4\] starts at byte offset 256"):
+        view.numpy()
+    data = np.random.default_rng(12).random((1, 2, 3, 5, 4), dtype="float32")
+    with pytest.raises(ValueError, match="an image has no offset"):
+        view.copyfrom(data)
+
+
+def test_texture_storage_takes_its_own_geometry_only(dev, storage_vm):
+    shape = (1, 2, 3, 5, 4)
+    storage = storage_vm["texture"](tvm.runtime.ShapeTuple(shape))
+    same = _view(storage, 0, shape, "global.texture")
+    data = np.random.default_rng(13).random(shape, dtype="float32")
+    same.copyfrom(data)
+    np.testing.assert_array_equal(same.numpy(), data)
+    with pytest.raises(
+        ValueError,
+        match=r"view \[1, 2, 3, 4, 4\] float32 'global.texture' \(image 4x3x2\) does not match "
+        r"its storage, an image of 5x3x2 pixels",
+    ):
+        _view(storage, 0, (1, 2, 3, 4, 4), "global.texture")
+
+
 def _rss_kib():
     with open("/proc/self/status", encoding="ascii") as f:
         for line in f:
