@@ -396,6 +396,46 @@ def test_texture_views_in_vm(dev):
     )
 
 
+def _conv3x3_same(x, w):
+    """Reference NCHW 3x3 convolution with padding 1 (float64)."""
+    n, _, h, wd = x.shape
+    xp = np.pad(x.astype("float64"), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    out = np.zeros((n, w.shape[0], h, wd))
+    for kh in range(3):
+        for kw in range(3):
+            out += np.einsum("nchw,oc->nohw", xp[:, :, kh : kh + h, kw : kw + wd], w[:, :, kh, kw])
+    return out
+
+
+def test_texture_steady_state_creates_no_opencl_objects(dev):
+    """In steady state a texture conv module creates no OpenCL object (storage, view images and
+    kernels are reused), launches the same kernels and makes the same copies. The pool is full
+    after two calls: the second allocates one more output buffer, as the first call's output
+    is still alive while it runs."""
+    exe = _texture_exec()
+    rng = np.random.default_rng(14)
+    x = rng.random((1, 8, 6, 6), dtype="float32")
+    w = rng.random((8, 8, 3, 3), dtype="float32") - 0.5
+    args = [tvm.runtime.tensor(x, dev), tvm.runtime.tensor(w, dev)]
+    vm = relax.VirtualMachine(exe, [dev, dev])
+    expected = _conv3x3_same(np.maximum(_conv3x3_same(x, w), 0), w)
+    for _ in range(2):
+        tvm.testing.assert_allclose(vm["main"](*args).numpy(), expected, rtol=1e-4, atol=1e-4)
+    runs = []
+    for _ in range(2):
+        _reset_counters()
+        out = vm["main"](*args)
+        runs.append(_counters())
+        tvm.testing.assert_allclose(out.numpy(), expected, rtol=1e-4, atol=1e-4)
+    for got in runs:
+        created = {k: got[k] for k in ("buffers_created", "images_created", "programs_built",
+                                       "programs_from_binary", "kernels_created")}
+        assert set(created.values()) == {0}, created
+    assert runs[0]["kernel_launches"] > 0
+    assert runs[1]["kernel_launches"] == runs[0]["kernel_launches"]
+    assert runs[1]["buffer_image_copies"] == runs[0]["buffer_image_copies"], runs
+
+
 @I.ir_module
 class Storages:
     @R.function
