@@ -32,7 +32,7 @@ namespace cl {
 
 std::atomic<int64_t>* CounterSlots() {
   // Never destroyed: commands may still be counted while the process exits.
-  static std::atomic<int64_t>* slots = new std::atomic<int64_t>[static_cast<int>(Counter::kCount)]();
+  static auto* slots = new std::atomic<int64_t>[static_cast<int>(Counter::kCount)]();
   return slots;
 }
 

@@ -475,13 +475,15 @@ def test_view_over_device_image_limits_is_clear(dev, storage_vm):
     if width <= tvm.get_global_func("runtime.opencl.image_limit")(0, "width"):
         pytest.skip(f"this device takes images {width} pixels wide")
     storage = storage_vm["flat"](tvm.runtime.ShapeTuple([width * 16]))
-    with pytest.raises(ValueError, match=rf"texture of {width}x1x1 pixels exceeds the image limits"):
+    limit_error = rf"texture of {width}x1x1 pixels exceeds the image limits"
+    with pytest.raises(ValueError, match=limit_error):
         _view(storage, 0, (1, width, 4), "global.texture-weight")
 
 
 def test_view_larger_than_storage_is_clear(dev, storage_vm):
     storage = storage_vm["flat"](tvm.runtime.ShapeTuple([4096]))
-    with pytest.raises(Exception, match="attempted to allocate 48000 at offset 0 in region that is 4096"):
+    too_large = "attempted to allocate 48000 at offset 0 in region that is 4096"
+    with pytest.raises(Exception, match=too_large):
         _view(storage, 0, (1, 20, 30, 5, 4), "global.texture")
 
 
@@ -490,7 +492,8 @@ def test_view_at_an_offset_is_refused(dev, storage_vm):
     (not a silent alias of the storage's start)."""
     storage = storage_vm["flat"](tvm.runtime.ShapeTuple([8192]))
     view = _view(storage, 256, (1, 2, 3, 5, 4), "global.texture")
-    with pytest.raises(ValueError, match=r"texture tensor \[1, 2, 3, 5, 4\] starts at byte offset 256"):
+    offset_error = r"texture tensor \[1, 2, 3, 5, 4\] starts at byte offset 256"
+    with pytest.raises(ValueError, match=offset_error):
         view.numpy()
     data = np.random.default_rng(12).random((1, 2, 3, 5, 4), dtype="float32")
     with pytest.raises(ValueError, match="an image has no offset"):
