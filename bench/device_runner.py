@@ -249,7 +249,8 @@ def measure_model(sess, bundle, meta, ceil, args, ref_meta):
         for _ in range(3):
             mr.run()
         dev.sync()
-        # Device-timer samples (runtime.timer.opencl): `number` calls per sample.
+        # runtime.timer.opencl samples (device time from profiling events in runtimes after
+        # b2f2b4b, a host clock around queue waits before): `number` calls per sample.
         mr.vm.set_input("main", mr.x, *mr.weights)
         probe = mr.vm.time_evaluator("invoke_stateful", dev, number=1, repeat=3)("main").mean
         number = max(1, min(100, int(2e-3 / max(probe, 1e-6))))

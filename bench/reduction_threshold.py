@@ -21,7 +21,7 @@ Steps (the device step needs only TVM's runtime, so it runs on the GPU box):
 
   build   compile each workload twice per element count, once per schedule (forcing
           ``ReductionConfig.max_serial_elements``), export the libraries and ``cases.json``
-  device  time the reduction kernel alone (its input in a texture, device timer, median of
+  device  time the reduction kernel alone (its input in a texture, runtime.timer.opencl, median of
           ``--repeat`` samples of ``number`` launches), check its result, write a CSV
   report  print the side-by-side table of a CSV: both times, their ratio, the crossover
 

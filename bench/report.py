@@ -119,7 +119,7 @@ def plots(rows, ceilings, docs: pathlib.Path, device: str) -> List[str]:
             if net in GOALS:
                 ax.plot([j - 0.45, j + 0.45], [GOALS[net]] * 2, "k--", lw=1)
         ax.set_xticks(range(len(nets)), nets)
-        ax.set_ylabel("median latency, ms (device timer)")
+        ax.set_ylabel("median latency, ms (runtime.timer.opencl)")
         ax.set_title(
             f"Networks, batch 1, float32 on {device} (blazeface 128, palm 192, others 224 px)\n(hatched: wrong result; dashed: goal for (a))",
             fontsize=9,
@@ -236,8 +236,10 @@ def render(run: pathlib.Path, docs: pathlib.Path) -> str:
         f"from the same Relax graph as (a).  "
         f"Batch 1, float32, random weights regenerated on the device from a seed; weight "
         f"re-layouts are lifted into ``main_transform_params`` and run once at load.  Latency is the "
-        f"median of the device timer (``runtime.timer.opencl``, warm-up excluded); *e2e* adds the "
-        f"image upload and the output read-back (wall clock).  *rel err* is "
+        f"median of ``time_evaluator`` with ``runtime.timer.opencl`` (warm-up excluded): up to "
+        f"workspace commit ``b2f2b4b`` that timer was a host clock around two queue waits (VM and "
+        f"launch overhead included), later it is device time from profiling events; *e2e* adds "
+        f"the image upload and the output read-back (wall clock).  *rel err* is "
         f"``max(abs(out - ref)) / max(abs(ref))`` against the LLVM CPU reference (wrong above 1e-3).\n"
     )
     if ceilings["peak"]:

@@ -22,8 +22,8 @@ Host (needs the compiler):  python bench/winograd_choice.py build [--out DIR]
     ``4`` (``legalize_ops.adreno.winograd_mode``), weights lifted as in ``build_worker``.
 Device (runtime only, the bundle of ``run.py bundle`` on PYTHONPATH):
     python bench/winograd_choice.py run --bundle DIR --out DIR
-    times ``main`` with the device timer (median of ``--repeat`` samples), checks each Winograd
-    build against the direct one on the same inputs, writes ``winograd-choice.csv``.
+    times ``main`` with ``runtime.timer.opencl`` (median of ``--repeat`` samples), checks each
+    Winograd build against the direct one on the same inputs, writes ``winograd-choice.csv``.
 """
 
 import argparse

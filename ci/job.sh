@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Adreno texture CI job, from nothing on a fresh machine:
 #   set up (venv, base, OpenCL packages), apply patches/, build the OpenCL runtime, run the
-#   texture suite (tests/python/relax/texture) on each OpenCL device, print a summary.
+#   OpenCL runtime tests (tests/python/runtime/opencl) and the texture suite
+#   (tests/python/relax/texture) on each OpenCL device, print a summary.
 #
 # Devices: ADRENO_WS_DEVICES is a space-separated list of selectors (substrings of the OpenCL
 # platform or device name, passed to the suite as TVM_OPENCL_DEVICE); default "portable intel":

@@ -60,7 +60,9 @@ run_texture_suite() {
     step "texture suite on OpenCL device '${selector:-<first>}'"
     ws opencl --select "$selector" || return 1
     local rc=0
-    TVM_OPENCL_DEVICE="$selector" run_pytest "$slug" tests/python/relax/texture || rc=$?
+    # The OpenCL runtime tests run on the same device, before the texture suite that needs it.
+    TVM_OPENCL_DEVICE="$selector" run_pytest "$slug" tests/python/runtime/opencl \
+        tests/python/relax/texture || rc=$?
     if [ "$rc" -eq 5 ]; then
         echo "warning: no texture tests were collected for '${selector:-<first>}'"
     fi

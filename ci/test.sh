@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole workspace suite, what .ci/run runs: setup, patch check, then pytest -n 2 over the
 # tooling tests (tools/tests), the docs (tests/docs), the unit tests that go upstream with their
-# patches (IR tests of the passes, rules and pipelines) and the texture suite on PoCL, and the
-# unit tests and the texture suite once more on Intel's CPU OpenCL.
+# patches (IR tests of the passes, rules and pipelines), the OpenCL runtime tests and the texture
+# suite on PoCL, and the unit, runtime and texture tests once more on Intel's CPU OpenCL.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -20,8 +20,10 @@ for dir in tests/python/relax/backend/adreno tests/python/s_tir/dlight tests/pyt
 done
 suites=(tools/tests)
 [ -d "$REPO/tests/docs" ] && suites+=(tests/docs)
-suites+=("${unit_suites[@]}")
-[ -d "$REPO/tests/python/relax/texture" ] && suites+=(tests/python/relax/texture)
+device_suites=("${unit_suites[@]}")
+[ -d "$REPO/tests/python/runtime/opencl" ] && device_suites+=(tests/python/runtime/opencl)
+[ -d "$REPO/tests/python/relax/texture" ] && device_suites+=(tests/python/relax/texture)
+suites+=("${device_suites[@]}")
 step "pytest -n 2 ${suites[*]} (OpenCL device: PoCL)"
 rc=0
 TVM_OPENCL_DEVICE=portable run_pytest workspace "${suites[@]}" || rc=$?
@@ -38,11 +40,11 @@ fi
 if OCL_ICD_VENDORS="${OCL_ICD_VENDORS:-}" ws opencl --select intel >/dev/null 2>&1; then
     irc=0
     # The slow tests are compile-bound real-model checks: they ran on PoCL above.
-    step "unit tests and texture suite on OpenCL device 'intel' (without -m slow)"
-    TVM_OPENCL_DEVICE=intel run_pytest texture-intel -m "not slow" "${unit_suites[@]}" \
-        tests/python/relax/texture || irc=$?
+    step "${device_suites[*]} on OpenCL device 'intel' (without -m slow)"
+    TVM_OPENCL_DEVICE=intel run_pytest texture-intel -m "not slow" "${device_suites[@]}" \
+        || irc=$?
     if [ "$irc" -ne 0 ] && [ "$verdict" = passed ]; then
-        verdict="FAILED (unit tests or texture suite on Intel OpenCL: pytest exit $irc)"
+        verdict="FAILED (tests on Intel OpenCL: pytest exit $irc)"
     fi
 else
     echo "note: no Intel OpenCL device (setup ran with --skip-intel?): texture suite ran on PoCL only"

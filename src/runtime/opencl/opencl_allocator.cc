@@ -38,6 +38,8 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <sstream>
+#include <string>
 
 #include "opencl_common.h"
 
@@ -49,6 +51,17 @@ namespace {
 
 using memory::AllocatorType;
 using memory::Buffer;
+
+/*! \brief "[1, 2, 3, 5, 4] float32 'global.texture' (image 5x3x2)" for messages. */
+std::string DescribeView(const ffi::Shape& shape, DLDataType dtype, const std::string& scope,
+                         const ImageLayout& layout) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < shape.size(); ++i) os << (i ? ", " : "") << shape[i];
+  os << "] " << (layout.elem_bytes == 2 ? "float16" : "float32") << " '" << scope << "' (image "
+     << layout.width << "x" << layout.height << "x" << layout.depth << ")";
+  return os.str();
+}
 
 size_t FlatBytes(const ffi::Shape& shape, DLDataType dtype) {
   size_t n = 1;
@@ -123,15 +136,19 @@ class OpenCLAllocator final : public memory::Allocator {
     if (base->kind == MemKind::kImage) {
       // Storage that is itself an image (allocated with a texture scope): it is the view.
       if (base->image == layout) return base;
-      TVM_FFI_THROW(ValueError) << "OpenCL: cannot view a " << base->image.width << "x"
-                                << base->image.height << "x" << base->image.depth
-                                << " image as a " << layout.width << "x" << layout.height << "x"
-                                << layout.depth << " texture (" << mem_scope << ")";
+      TVM_FFI_THROW(ValueError) << "OpenCL: a texture view " << DescribeView(shape, type_hint,
+                                                                         mem_scope, layout)
+                                << " does not match its storage, an image of "
+                                << base->image.width << "x" << base->image.height << "x"
+                                << base->image.depth << " pixels: texture storage holds "
+                                << "tensors of its own geometry only (plan such tensors in "
+                                << "flat storage, or in a texture storage of their geometry)";
     }
     if (layout.TightBytes() > base->nbytes) {
-      TVM_FFI_THROW(ValueError) << "OpenCL: a texture view of " << layout.TightBytes()
-                                << " bytes does not fit in storage of " << base->nbytes
-                                << " bytes";
+      TVM_FFI_THROW(ValueError) << "OpenCL: a texture view " << DescribeView(shape, type_hint,
+                                                                         mem_scope, layout)
+                                << " needs " << layout.TightBytes()
+                                << " bytes but its storage has " << base->nbytes;
     }
     MemObject* view = nullptr;
     {

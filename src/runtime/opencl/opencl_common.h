@@ -26,6 +26,7 @@
 #include <dlpack/dlpack.h>
 #include <tvm/ffi/string.h>
 
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -37,6 +38,8 @@
 namespace tvm {
 namespace runtime {
 namespace cl {
+
+struct ProfilingSpan;
 
 /*! \brief One selected OpenCL device, with its lazily created context and queue. */
 struct DeviceEntry {
@@ -67,6 +70,13 @@ struct DeviceEntry {
   /*! \brief Context and in-order queue, created on first use (thread-safe). */
   cl_context Context();
   cl_command_queue Queue();
+  /*! \brief Whether the queue was created with CL_QUEUE_PROFILING_ENABLE (device timers). */
+  bool ProfilingQueue();
+
+  /*! \brief Device timers running on this device (opencl_timer.h); guarded by timers_mu. */
+  std::atomic<int> running_timers{0};
+  std::mutex timers_mu;
+  std::vector<ProfilingSpan*> timers;
   /*! \brief Human readable "platform / device" for messages. */
   std::string Describe() const { return platform_name + " / " + device_name; }
 
@@ -75,6 +85,7 @@ struct DeviceEntry {
   std::once_flag context_once_;
   Handle<cl_context> context_;
   Handle<cl_command_queue> queue_;
+  bool profiling_queue_ = false;
 };
 
 /*! \brief The process-wide list of selected devices (created once, never destroyed). */

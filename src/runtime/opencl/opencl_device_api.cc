@@ -23,14 +23,14 @@
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/reflection/registry.h>
 #include <tvm/runtime/device_api.h>
-#include <tvm/runtime/timer.h>
 
-#include <chrono>
 #include <cstring>
 #include <sstream>
 
 #include "workspace_pool.h"  // shipped in the wheel under tvm/src/runtime
 #include "opencl_common.h"
+#include "opencl_counters.h"
+#include "opencl_timer.h"
 
 namespace tvm {
 namespace runtime {
@@ -74,8 +74,10 @@ void WriteImageFromHost(cl_command_queue q, const MemObject& img, const void* sr
   size_t origin[3] = {0, 0, 0};
   size_t region[3] = {img.image.width, img.image.height, img.image.depth};
   size_t row = img.image.RowBytes();
+  CommandEvent event(Platforms::Global()->Get(img.device_id));
   TVM_CL_CALL(EnqueueWriteImage, "copying host data into an image", q, img.mem.get(), CL_TRUE,
-              origin, region, row, row * img.image.height, src, 0, nullptr, nullptr);
+              origin, region, row, row * img.image.height, src, 0, nullptr, event.out());
+  Count(Counter::kHostDeviceCopies);
 }
 
 void ReadImageToHost(cl_command_queue q, const MemObject& img, void* dst, size_t n) {
@@ -86,8 +88,25 @@ void ReadImageToHost(cl_command_queue q, const MemObject& img, void* dst, size_t
   size_t origin[3] = {0, 0, 0};
   size_t region[3] = {img.image.width, img.image.height, img.image.depth};
   size_t row = img.image.RowBytes();
+  CommandEvent event(Platforms::Global()->Get(img.device_id));
   TVM_CL_CALL(EnqueueReadImage, "copying an image to host memory", q, img.mem.get(), CL_TRUE,
-              origin, region, row, row * img.image.height, dst, 0, nullptr, nullptr);
+              origin, region, row, row * img.image.height, dst, 0, nullptr, event.out());
+  Count(Counter::kHostDeviceCopies);
+}
+
+// An image has no byte offset: a texture tensor placed at an offset of its storage (by
+// StorageObj::AllocTensorScoped, which does not pass the offset to Allocator::CreateView) would
+// silently alias the storage's start.
+void CheckNoImageOffset(const DLTensor* t) {
+  if (IsHost(t->device) || t->byte_offset == 0 || AsMem(t->data)->kind != MemKind::kImage) return;
+  std::ostringstream os;
+  os << "[";
+  for (int i = 0; i < t->ndim; ++i) os << (i ? ", " : "") << t->shape[i];
+  os << "]";
+  TVM_FFI_THROW(ValueError) << "OpenCL: a texture tensor " << os.str() << " starts at byte offset "
+                            << t->byte_offset << " of its storage, but an image has no offset "
+                            << "(the offset must be 0): give each texture tensor a storage of "
+                            << "its own or the start of one";
 }
 
 void CheckBufferRange(const MemObject& buf, size_t offset, size_t n, const char* what) {
@@ -214,6 +233,8 @@ class OpenCLDeviceAPI final : public DeviceAPI {
       TVM_FFI_THROW(ValueError) << "OpenCL copies need compact (contiguous) tensors";
     }
     if (n == 0) return;
+    CheckNoImageOffset(from);
+    CheckNoImageOffset(to);
     bool from_host = IsHost(from->device), to_host = IsHost(to->device);
     if (from_host && to_host) {
       std::memmove(static_cast<char*>(to->data) + to->byte_offset,
@@ -235,6 +256,7 @@ class OpenCLDeviceAPI final : public DeviceAPI {
   void StreamSync(Device dev, TVMStreamHandle stream) final {
     DeviceEntry& d = Platforms::Global()->Get(dev.device_id);
     TVM_CL_CALL(Finish, "waiting for the queue of " + d.Describe(), d.Queue());
+    Count(Counter::kQueueFinishes);
     NotifyDeviceSynchronized(dev.device_id);
   }
 
@@ -259,8 +281,10 @@ class OpenCLDeviceAPI final : public DeviceAPI {
       WriteImageFromHost(q, *dst, src, n);
     } else {
       CheckBufferRange(*dst, to->byte_offset, n, "a host to device copy");
+      CommandEvent event(Platforms::Global()->Get(dst->device_id));
       TVM_CL_CALL(EnqueueWriteBuffer, "copying host data into a buffer", q, dst->mem.get(),
-                  CL_TRUE, to->byte_offset, n, src, 0, nullptr, nullptr);
+                  CL_TRUE, to->byte_offset, n, src, 0, nullptr, event.out());
+      Count(Counter::kHostDeviceCopies);
     }
   }
 
@@ -271,8 +295,10 @@ class OpenCLDeviceAPI final : public DeviceAPI {
       ReadImageToHost(q, *src, dst, n);
     } else {
       CheckBufferRange(*src, from->byte_offset, n, "a device to host copy");
+      CommandEvent event(Platforms::Global()->Get(src->device_id));
       TVM_CL_CALL(EnqueueReadBuffer, "copying a buffer to host memory", q, src->mem.get(),
-                  CL_TRUE, from->byte_offset, n, dst, 0, nullptr, nullptr);
+                  CL_TRUE, from->byte_offset, n, dst, 0, nullptr, event.out());
+      Count(Counter::kHostDeviceCopies);
     }
     // A blocking read means earlier commands finished: a good time to persist programs.
     NotifyDeviceSynchronized(from->device.device_id);
@@ -286,8 +312,10 @@ class OpenCLDeviceAPI final : public DeviceAPI {
     if (!src_img && !dst_img) {
       CheckBufferRange(*src, from->byte_offset, n, "a device copy source");
       CheckBufferRange(*dst, to->byte_offset, n, "a device copy destination");
+      CommandEvent event(Platforms::Global()->Get(src->device_id));
       TVM_CL_CALL(EnqueueCopyBuffer, "copying between buffers", q, src->mem.get(), dst->mem.get(),
-                  from->byte_offset, to->byte_offset, n, 0, nullptr, nullptr);
+                  from->byte_offset, to->byte_offset, n, 0, nullptr, event.out());
+      Count(Counter::kDeviceCopies);
     } else if (!src_img && dst_img) {
       CopyBufferToImage(q, *src, from->byte_offset, *dst);
     } else if (src_img && !dst_img) {
@@ -295,8 +323,10 @@ class OpenCLDeviceAPI final : public DeviceAPI {
     } else if (src->image == dst->image) {
       size_t origin[3] = {0, 0, 0};
       size_t region[3] = {src->image.width, src->image.height, src->image.depth};
+      CommandEvent event(Platforms::Global()->Get(src->device_id));
       TVM_CL_CALL(EnqueueCopyImage, "copying between images", q, src->mem.get(), dst->mem.get(),
-                  origin, origin, region, 0, nullptr, nullptr);
+                  origin, origin, region, 0, nullptr, event.out());
+      Count(Counter::kDeviceCopies);
     } else {
       // Same bytes, different geometry (e.g. another texture scope): go through a buffer.
       std::unique_ptr<MemObject> tmp(AllocBuffer(from->device.device_id, n));
@@ -304,34 +334,12 @@ class OpenCLDeviceAPI final : public DeviceAPI {
       CopyBufferToImage(q, *tmp, 0, *dst);
       // The temporary may only be released once the copies are done.
       TVM_CL_CALL(Finish, "waiting for an image to image copy", q);
+      Count(Counter::kQueueFinishes);
     }
   }
 };
 
 DeviceAPI* GetOpenCLDeviceAPI() { return OpenCLDeviceAPI::Global(); }
-
-/*! \brief Timer for time_evaluator: waits for the queue at start and stop. */
-class OpenCLTimerNode : public TimerNode {
- public:
-  explicit OpenCLTimerNode(Device dev) : dev_(dev) {}
-  void Start() final {
-    OpenCLDeviceAPI::Global()->StreamSync(dev_, nullptr);
-    start_ = std::chrono::steady_clock::now();
-  }
-  void Stop() final {
-    OpenCLDeviceAPI::Global()->StreamSync(dev_, nullptr);
-    stop_ = std::chrono::steady_clock::now();
-  }
-  int64_t SyncAndGetElapsedNanos() final {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(stop_ - start_).count();
-  }
-  TVM_FFI_DECLARE_OBJECT_INFO_FINAL("runtime.opencl.OpenCLTimerNode", OpenCLTimerNode,
-                                    TimerNode);
-
- private:
-  Device dev_;
-  std::chrono::steady_clock::time_point start_, stop_;
-};
 
 TVM_FFI_STATIC_INIT_BLOCK() {
   namespace refl = tvm::ffi::reflection;
@@ -378,9 +386,7 @@ TVM_FFI_STATIC_INIT_BLOCK() {
              if (what == "layers") return static_cast<int64_t>(dev.image_max_array_size);
              TVM_FFI_THROW(ValueError) << "runtime.opencl.image_limit: unknown limit '" << what
                                        << "' (width, height or layers)";
-           })
-      .def("runtime.timer.opencl",
-           [](Device dev) -> Timer { return Timer(ffi::make_object<OpenCLTimerNode>(dev)); });
+           });
 }
 
 }  // namespace cl

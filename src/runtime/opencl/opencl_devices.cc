@@ -28,6 +28,8 @@
 #include <sstream>
 
 #include "opencl_common.h"
+#include "opencl_counters.h"
+#include "opencl_timer.h"
 
 namespace tvm {
 namespace runtime {
@@ -85,7 +87,14 @@ void DeviceEntry::EnsureContext() {
     Check(err, "clCreateContext", "creating a context for " + Describe());
     context_.reset(ctx);
     // clCreateCommandQueue is deprecated in 2.0 but present in every ICD and in 1.2 drivers.
-    cl_command_queue q = GetApi().CreateCommandQueue(ctx, device, 0, &err);
+    // Profiling costs nothing for commands enqueued without an event, which is every command
+    // while no device timer runs (see opencl_timer.h); a device refusing it gets a plain queue.
+    cl_command_queue q =
+        GetApi().CreateCommandQueue(ctx, device, CL_QUEUE_PROFILING_ENABLE, &err);
+    profiling_queue_ = err == CL_SUCCESS;
+    if (err == CL_INVALID_QUEUE_PROPERTIES || err == CL_INVALID_VALUE) {
+      q = GetApi().CreateCommandQueue(ctx, device, 0, &err);
+    }
     Check(err, "clCreateCommandQueue", "creating a command queue for " + Describe());
     queue_.reset(q);
   });
@@ -100,6 +109,11 @@ cl_context DeviceEntry::Context() {
 cl_command_queue DeviceEntry::Queue() {
   EnsureContext();
   return queue_.get();
+}
+
+bool DeviceEntry::ProfilingQueue() {
+  EnsureContext();
+  return profiling_queue_;
 }
 
 Platforms* Platforms::Global() {
@@ -286,6 +300,7 @@ MemObject* AllocBuffer(int device_id, size_t nbytes) {
                                    nullptr, &err);
   Check(err, "clCreateBuffer", "allocating " + std::to_string(nbytes) + " bytes on " +
                                    dev.Describe());
+  Count(Counter::kBuffersCreated);
   auto* obj = new MemObject();
   obj->mem.reset(m);
   obj->kind = MemKind::kBuffer;
@@ -331,6 +346,7 @@ MemObject* AllocImage(int device_id, const ImageLayout& layout) {
        << " image array on " << dev.Describe();
     ThrowError(err, "clCreateImage", os.str());
   }
+  Count(Counter::kImagesCreated);
   auto* obj = new MemObject();
   obj->mem.reset(m);
   obj->kind = MemKind::kImage;
@@ -385,8 +401,10 @@ void CopyBufferToImage(cl_command_queue q, const MemObject& buf, size_t offset,
                                 << img.image.TightBytes() << " bytes at offset " << offset
                                 << " but the buffer has " << buf.nbytes;
   }
+  CommandEvent event(Platforms::Global()->Get(img.device_id));
   TVM_CL_CALL(EnqueueCopyBufferToImage, "copying a buffer into an image", q, buf.mem.get(),
-              img.mem.get(), offset, origin, region, 0, nullptr, nullptr);
+              img.mem.get(), offset, origin, region, 0, nullptr, event.out());
+  Count(Counter::kBufferImageCopies);
 }
 
 void CopyImageToBuffer(cl_command_queue q, const MemObject& img, const MemObject& buf,
@@ -398,8 +416,10 @@ void CopyImageToBuffer(cl_command_queue q, const MemObject& img, const MemObject
                                 << img.image.TightBytes() << " bytes at offset " << offset
                                 << " but the buffer has " << buf.nbytes;
   }
+  CommandEvent event(Platforms::Global()->Get(img.device_id));
   TVM_CL_CALL(EnqueueCopyImageToBuffer, "copying an image into a buffer", q, img.mem.get(),
-              buf.mem.get(), origin, region, offset, 0, nullptr, nullptr);
+              buf.mem.get(), origin, region, offset, 0, nullptr, event.out());
+  Count(Counter::kBufferImageCopies);
 }
 
 }  // namespace cl

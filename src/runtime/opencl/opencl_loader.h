@@ -73,8 +73,10 @@ namespace cl {
   X(ReleaseKernel)                 \
   X(SetKernelArg)                  \
   X(EnqueueNDRangeKernel)          \
+  X(RetainEvent)                   \
   X(ReleaseEvent)                  \
-  X(WaitForEvents)
+  X(WaitForEvents)                 \
+  X(GetEventProfilingInfo)
 
 /*! \brief Table of resolved OpenCL entry points. */
 struct Api {

@@ -44,6 +44,8 @@
 
 #include "metadata.h"  // shipped in the wheel under tvm/src/runtime
 #include "opencl_common.h"
+#include "opencl_counters.h"
+#include "opencl_timer.h"
 #include "opencl_program_cache.h"
 
 namespace tvm {
@@ -205,6 +207,7 @@ Handle<cl_program> ProgramFromBinary(DeviceEntry& dev, const std::string& binary
     *why = std::string("clBuildProgram: ") + ErrorName(err);
     return Handle<cl_program>();
   }
+  Count(Counter::kProgramsFromBinary);
   return prog;
 }
 
@@ -402,6 +405,7 @@ class OpenCLModuleNode final : public ffi::ModuleObj {
     cl_kernel kernel = GetApi().CreateKernel(st.program.get(), spec.name.c_str(), &err);
     Check(err, "clCreateKernel", "creating kernel '" + spec.name + "' on " + dev.Describe());
     st.kernel.reset(kernel);
+    Count(Counter::kKernelsCreated);
   }
 
   void BuildFromSource(DeviceEntry& dev, const KernelSpec& spec, Handle<cl_program>* out) {
@@ -418,6 +422,7 @@ class OpenCLModuleNode final : public ffi::ModuleObj {
                                   << "' for " << dev.Describe() << ". Build log:\n"
                                   << GetBuildLog(p, dev.device);
     }
+    Count(Counter::kProgramsBuilt);
     *out = std::move(prog);
   }
 
@@ -454,8 +459,9 @@ class OpenCLModuleNode final : public ffi::ModuleObj {
     for (size_t i = 0; i < nargs; ++i) {
       SetArg(spec, kernel, static_cast<cl_uint>(i), spec.arg_types[i], args[i]);
     }
+    CommandEvent event(dev);
     cl_int err = GetApi().EnqueueNDRangeKernel(dev.Queue(), kernel, spec.work_dim, nullptr,
-                                               global, local, 0, nullptr, nullptr);
+                                               global, local, 0, nullptr, event.out());
     if (err != CL_SUCCESS) {
       std::ostringstream os;
       os << "launching kernel '" << spec.name << "' (global [" << global[0] << ", " << global[1]
@@ -463,6 +469,7 @@ class OpenCLModuleNode final : public ffi::ModuleObj {
          << local[2] << "]) on " << dev.Describe();
       ThrowError(err, "clEnqueueNDRangeKernel", os.str());
     }
+    Count(Counter::kKernelLaunches);
     st.launched = true;
   }
 

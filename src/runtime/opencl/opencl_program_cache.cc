@@ -111,7 +111,22 @@ bool ProgramCache::Enabled() {
   return !Directory().empty();
 }
 
+namespace {
+// Set by the application (runtime.opencl.set_program_cache_dir); empty: use the environment.
+std::mutex app_dir_mu;
+std::string* app_dir = new std::string();  // never destroyed: read during process exit
+}  // namespace
+
+void ProgramCache::SetDirectory(const std::string& dir) {
+  std::lock_guard<std::mutex> lock(app_dir_mu);
+  *app_dir = dir;
+}
+
 std::string ProgramCache::Directory() {
+  {
+    std::lock_guard<std::mutex> lock(app_dir_mu);
+    if (!app_dir->empty()) return *app_dir;
+  }
   // Read each time so that tests (and embedders) can move the cache within one process.
   if (const char* d = std::getenv("TVM_OPENCL_CACHE_DIR"); d != nullptr && *d) return d;
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x) {
@@ -240,16 +255,21 @@ void ProgramCache::Store(const std::string& key, const std::string& binary) {
 
 TVM_FFI_STATIC_INIT_BLOCK() {
   namespace refl = tvm::ffi::reflection;
-  refl::GlobalDef().def("runtime.opencl.program_cache_stats", []() {
-    ffi::Map<ffi::String, int64_t> m;
-    m.Set("hits", stat_hits.load());
-    m.Set("misses", stat_misses.load());
-    m.Set("invalid", stat_invalid.load());
-    m.Set("stores", stat_stores.load());
-    m.Set("write_failures", stat_write_failures.load());
-    m.Set("enabled", ProgramCache::Enabled() ? 1 : 0);
-    return m;
-  });
+  refl::GlobalDef()
+      .def("runtime.opencl.set_program_cache_dir",
+           [](ffi::String dir) { ProgramCache::SetDirectory(std::string(dir)); })
+      .def("runtime.opencl.program_cache_dir",
+           []() { return ffi::String(ProgramCache::Enabled() ? ProgramCache::Directory() : ""); })
+      .def("runtime.opencl.program_cache_stats", []() {
+        ffi::Map<ffi::String, int64_t> m;
+        m.Set("hits", stat_hits.load());
+        m.Set("misses", stat_misses.load());
+        m.Set("invalid", stat_invalid.load());
+        m.Set("stores", stat_stores.load());
+        m.Set("write_failures", stat_write_failures.load());
+        m.Set("enabled", ProgramCache::Enabled() ? 1 : 0);
+        return m;
+      });
 }
 
 }  // namespace cl

@@ -20,8 +20,10 @@
  * \file opencl_program_cache.h
  * \brief Persistent on-disk cache of OpenCL program binaries.
  *
- * On by default in a per-user folder ($TVM_OPENCL_CACHE_DIR, else $XDG_CACHE_HOME/tvm/opencl,
- * else ~/.cache/tvm/opencl); TVM_OPENCL_CACHE=0 turns it off. Entries are keyed by platform,
+ * On by default in a per-user folder: the folder the application set with
+ * runtime.opencl.set_program_cache_dir (an Android app passes its cache folder: it has no $HOME),
+ * else $TVM_OPENCL_CACHE_DIR, else $XDG_CACHE_HOME/tvm/opencl, else ~/.cache/tvm/opencl; with
+ * none of them the cache is off. TVM_OPENCL_CACHE=0 turns it off. Entries are keyed by platform,
  * device, driver version, build options and the source; each file carries a magic, the full
  * key and a checksum, so a truncated, corrupted or foreign entry is detected, reported once,
  * rebuilt and replaced. Any file system failure degrades to "no cache", never to an error.
@@ -47,6 +49,8 @@ class ProgramCache {
   static bool Enabled();
   /*! \brief The folder used, or "" when no folder can be determined. */
   static std::string Directory();
+  /*! \brief Place the cache in `dir` (takes precedence over the environment); "" undoes it. */
+  static void SetDirectory(const std::string& dir);
   /*! \brief The full key of a program: everything its binary depends on. */
   static std::string MakeKey(const DeviceEntry& dev, const std::string& options,
                              const std::string& source);

@@ -21,6 +21,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -32,18 +33,6 @@ from tvm.script import ir as I
 from tvm.script import relax as R
 
 TEXTURE_SCOPES = ["global.texture", "global.texture-nhwc", "global.texture-weight"]
-
-
-def _opencl_device():
-    dev = tvm.opencl(0)
-    if not dev.exist:
-        pytest.skip("no OpenCL device: tvm.opencl(0).exist is False (runtime library or driver missing)")
-    return dev
-
-
-@pytest.fixture(name="dev")
-def fixture_dev():
-    return _opencl_device()
 
 
 @pytest.fixture(autouse=True)
@@ -227,13 +216,130 @@ def test_two_threads_one_module(dev, generic_exec):
     assert not errors, errors
 
 
-def test_time_evaluator(dev, generic_exec):
+def test_device_timer_measures_device_work(dev, generic_exec):
+    """runtime.timer.opencl reports the span of the timed device commands: positive for a call
+    that launches kernels, and shorter than the host's wall clock around that same call."""
+    assert tvm.get_global_func("runtime.timer.opencl", allow_missing=True) is not None
     vm = relax.VirtualMachine(generic_exec, dev)
     x, y = _inputs()
-    timer = vm.time_evaluator("main", dev, number=2, repeat=2)
-    res = timer(tvm.runtime.tensor(x, dev), tvm.runtime.tensor(y, dev))
-    assert res.mean > 0
-    assert tvm.get_global_func("runtime.timer.opencl", allow_missing=True) is not None
+    args = [tvm.runtime.tensor(x, dev), tvm.runtime.tensor(y, dev)]
+    timer = vm.time_evaluator("main", dev, number=1, repeat=3, min_repeat_ms=0)
+    vm["main"](*args)  # build the programs outside the measured calls
+    wall = []
+
+    def timed(*call_args):
+        start = time.perf_counter()
+        out = timer(*call_args)
+        wall.append(time.perf_counter() - start)
+        return out
+
+    res = timed(*args)
+    assert len(res.results) == 3
+    assert all(t > 0 for t in res.results), res.results
+    # Each wall measurement spans 4 calls of main (one warm-up, three timed), each with its host
+    # work and a queue wait: one call's device span must be shorter than that.
+    assert max(res.results) < wall[0], (res.results, wall)
+
+
+@I.ir_module
+class NoDeviceWork:
+    @R.function
+    def main(x: R.Tensor((4, 64), "float32")):
+        return x
+
+
+def test_device_timer_ignores_host_time(dev):
+    """A call that enqueues nothing on the device takes no device time (a host clock around
+    queue waits would report the VM's own time here)."""
+    exe = tvm.compile(NoDeviceWork, target=tvm.target.Target("opencl", host="llvm"))
+    vm = relax.VirtualMachine(exe, dev)
+    data = tvm.runtime.tensor(np.random.default_rng(7).random((4, 64), dtype="float32"), dev)
+    res = vm.time_evaluator("main", dev, number=5, repeat=2, min_repeat_ms=0)(data)
+    assert list(res.results) == [0.0, 0.0], res.results
+
+
+COUNTER_NAMES = {
+    "kernel_launches",
+    "buffer_image_copies",
+    "host_device_copies",
+    "device_copies",
+    "buffers_created",
+    "images_created",
+    "images_over_buffers",
+    "programs_built",
+    "programs_from_binary",
+    "kernels_created",
+    "queue_finishes",
+}
+
+
+def _counters():
+    return {str(k): int(v) for k, v in tvm.get_global_func("runtime.opencl.counters")().items()}
+
+
+def _reset_counters():
+    tvm.get_global_func("runtime.opencl.reset_counters")()
+
+
+def test_counters_count_copies_and_objects(dev):
+    """Each copy direction and object kind lands in its own counter, and reset clears them."""
+    shape = (1, 2, 3, 5, 4)
+    data = np.random.default_rng(5).random(shape, dtype="float32")
+    _reset_counters()
+    assert set(_counters()) == COUNTER_NAMES
+    buf = tvm.runtime.tensor(data, dev)  # one buffer, one host -> device copy
+    img = tvm.runtime.empty(shape, "float32", dev, mem_scope="global.texture")  # one image
+    buf.copyto(img)  # buffer -> image
+    buf2 = tvm.runtime.empty(shape, "float32", dev)
+    buf.copyto(buf2)  # buffer -> buffer
+    np.testing.assert_array_equal(img.numpy(), data)  # image -> host
+    got = _counters()
+    assert got["buffers_created"] == 2, got
+    assert got["images_created"] == 1, got
+    assert got["buffer_image_copies"] == 1, got
+    assert got["device_copies"] == 1, got
+    assert got["host_device_copies"] == 2, got
+    assert got["kernel_launches"] == 0, got
+    _reset_counters()
+    assert all(v == 0 for v in _counters().values())
+
+
+def test_counters_steady_state_and_threads(dev):
+    """A first VM run builds one program and kernel per kernel; a warm run launches the same
+    kernels again and builds or creates nothing; the counts from two threads add up exactly
+    (atomic counters)."""
+    # A module of its own: programs of the shared fixture may already be built.
+    generic_exec = tvm.compile(ElementwiseChain, target=tvm.target.Target("opencl", host="llvm"))
+    vm = relax.VirtualMachine(generic_exec, dev)
+    x, y = _inputs(6)
+    inputs = [tvm.runtime.tensor(x, dev), tvm.runtime.tensor(y, dev)]
+    _reset_counters()
+    first_out = vm["main"](*inputs)
+    first = _counters()
+    assert first["kernel_launches"] > 0
+    assert first["programs_built"] + first["programs_from_binary"] == first["kernel_launches"]
+    assert first["kernels_created"] == first["kernel_launches"]
+    _reset_counters()
+    tvm.testing.assert_allclose(vm["main"](*inputs).numpy(), first_out.numpy(), rtol=0, atol=0)
+    warm = _counters()
+    assert warm["kernel_launches"] == first["kernel_launches"], (first, warm)
+    assert warm["programs_built"] == warm["programs_from_binary"] == 0, warm
+    assert warm["kernels_created"] == 0, warm
+
+    runs = 20
+    _reset_counters()
+
+    def worker():
+        local_vm = relax.VirtualMachine(generic_exec, dev)
+        for _ in range(runs):
+            local_vm["main"](*inputs)
+
+    threads = [threading.Thread(target=worker) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert _counters()["kernel_launches"] == 2 * runs * first["kernel_launches"]
 
 
 @I.ir_module
@@ -288,6 +394,125 @@ def test_texture_views_in_vm(dev):
     np.testing.assert_array_equal(
         fresh["main"](tvm.runtime.tensor(x, dev), tvm.runtime.tensor(w, dev)).numpy(), outs[0]
     )
+
+
+def _conv3x3_same(x, w):
+    """Reference NCHW 3x3 convolution with padding 1 (float64)."""
+    n, _, h, wd = x.shape
+    xp = np.pad(x.astype("float64"), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    out = np.zeros((n, w.shape[0], h, wd))
+    for kh in range(3):
+        for kw in range(3):
+            out += np.einsum("nchw,oc->nohw", xp[:, :, kh : kh + h, kw : kw + wd], w[:, :, kh, kw])
+    return out
+
+
+def test_texture_steady_state_creates_no_opencl_objects(dev):
+    """In steady state a texture conv module creates no OpenCL object (storage, view images and
+    kernels are reused), launches the same kernels and makes the same copies. The pool is full
+    after two calls: the second allocates one more output buffer, as the first call's output
+    is still alive while it runs."""
+    exe = _texture_exec()
+    rng = np.random.default_rng(14)
+    x = rng.random((1, 8, 6, 6), dtype="float32")
+    w = rng.random((8, 8, 3, 3), dtype="float32") - 0.5
+    args = [tvm.runtime.tensor(x, dev), tvm.runtime.tensor(w, dev)]
+    vm = relax.VirtualMachine(exe, [dev, dev])
+    expected = _conv3x3_same(np.maximum(_conv3x3_same(x, w), 0), w)
+    for _ in range(2):
+        tvm.testing.assert_allclose(vm["main"](*args).numpy(), expected, rtol=1e-4, atol=1e-4)
+    runs = []
+    for _ in range(2):
+        _reset_counters()
+        out = vm["main"](*args)
+        runs.append(_counters())
+        tvm.testing.assert_allclose(out.numpy(), expected, rtol=1e-4, atol=1e-4)
+    for got in runs:
+        created = {k: got[k] for k in ("buffers_created", "images_created", "programs_built",
+                                       "programs_from_binary", "kernels_created")}
+        assert set(created.values()) == {0}, created
+    assert runs[0]["kernel_launches"] > 0
+    assert runs[1]["kernel_launches"] == runs[0]["kernel_launches"]
+    assert runs[1]["buffer_image_copies"] == runs[0]["buffer_image_copies"], runs
+
+
+@I.ir_module
+class Storages:
+    @R.function
+    def flat(size: R.Shape(["n"])) -> R.Object:
+        return R.vm.alloc_storage(size, R.prim_value(0), R.dtype("uint8"))
+
+    @R.function
+    def texture(shape: R.Shape(["a", "b", "c", "d", "e"])) -> R.Object:
+        return R.vm.alloc_storage(shape, R.prim_value(0), R.dtype("float32"), "global.texture")
+
+
+@pytest.fixture(name="storage_vm")
+def fixture_storage_vm(dev):
+    exe = tvm.compile(Storages, target=tvm.target.Target("opencl", host="llvm"))
+    return relax.VirtualMachine(exe, dev)
+
+
+def _view(storage, offset, shape, scope):
+    """What the VM's alloc_tensor does: a tensor of `shape` at `offset` of `storage`."""
+    alloc_tensor = tvm.get_global_func("vm.builtin.alloc_tensor")
+    return alloc_tensor(storage, offset, tvm.runtime.ShapeTuple(shape), "float32", scope)
+
+
+def test_view_round_trip_in_flat_storage(dev, storage_vm):
+    shape = (1, 2, 3, 5, 4)
+    storage = storage_vm["flat"](tvm.runtime.ShapeTuple([4096]))
+    view = _view(storage, 0, shape, "global.texture")
+    data = np.random.default_rng(11).random(shape, dtype="float32")
+    view.copyfrom(data)
+    np.testing.assert_array_equal(view.numpy(), data)
+
+
+def test_view_over_device_image_limits_is_clear(dev, storage_vm):
+    """A view whose image is wider than the device allows: one error naming the geometry and
+    the limit."""
+    width = 20000  # wider than PoCL's 8192 and Intel's 16384 pixels
+    if width <= tvm.get_global_func("runtime.opencl.image_limit")(0, "width"):
+        pytest.skip(f"this device takes images {width} pixels wide")
+    storage = storage_vm["flat"](tvm.runtime.ShapeTuple([width * 16]))
+    limit_error = rf"texture of {width}x1x1 pixels exceeds the image limits"
+    with pytest.raises(ValueError, match=limit_error):
+        _view(storage, 0, (1, width, 4), "global.texture-weight")
+
+
+def test_view_larger_than_storage_is_clear(dev, storage_vm):
+    storage = storage_vm["flat"](tvm.runtime.ShapeTuple([4096]))
+    too_large = "attempted to allocate 48000 at offset 0 in region that is 4096"
+    with pytest.raises(Exception, match=too_large):
+        _view(storage, 0, (1, 20, 30, 5, 4), "global.texture")
+
+
+def test_view_at_an_offset_is_refused(dev, storage_vm):
+    """An image cannot start at an offset of its storage: using such a view is one clear error
+    (not a silent alias of the storage's start)."""
+    storage = storage_vm["flat"](tvm.runtime.ShapeTuple([8192]))
+    view = _view(storage, 256, (1, 2, 3, 5, 4), "global.texture")
+    offset_error = r"texture tensor \[1, 2, 3, 5, 4\] starts at byte offset 256"
+    with pytest.raises(ValueError, match=offset_error):
+        view.numpy()
+    data = np.random.default_rng(12).random((1, 2, 3, 5, 4), dtype="float32")
+    with pytest.raises(ValueError, match="an image has no offset"):
+        view.copyfrom(data)
+
+
+def test_texture_storage_takes_its_own_geometry_only(dev, storage_vm):
+    shape = (1, 2, 3, 5, 4)
+    storage = storage_vm["texture"](tvm.runtime.ShapeTuple(shape))
+    same = _view(storage, 0, shape, "global.texture")
+    data = np.random.default_rng(13).random(shape, dtype="float32")
+    same.copyfrom(data)
+    np.testing.assert_array_equal(same.numpy(), data)
+    with pytest.raises(
+        ValueError,
+        match=r"view \[1, 2, 3, 4, 4\] float32 'global.texture' \(image 4x3x2\) does not match "
+        r"its storage, an image of 5x3x2 pixels",
+    ):
+        _view(storage, 0, (1, 2, 3, 4, 4), "global.texture")
 
 
 def _rss_kib():

@@ -17,12 +17,14 @@
 """Malformed-input tests and a bounded atheris fuzz run of the OpenCL module loader
 (ffi.Module.load_from_bytes.opencl): bad bytes must raise a clear error, never crash."""
 
+import ctypes
 import os
 import struct
 import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 import tvm
@@ -90,6 +92,37 @@ def test_every_truncation_fails_cleanly():
 def test_malformed_bytes_raise_clear_errors(data, message):
     with pytest.raises(ValueError, match=message):
         _loader()(data)
+
+
+BROKEN_SRC = (
+    "// Function: add_kernel\n"
+    "__kernel void add_kernel(__global float* restrict a, __global float* restrict b) {\n"
+    "  a[get_global_id(0)] += undeclared_value;\n}\n"
+)
+
+
+def test_build_failure_raises_with_kernel_name_and_build_log(dev, tmp_path, monkeypatch):
+    """A program the driver cannot compile is a Python exception that names the kernel and
+    carries the driver's build log, at the first launch and from GetPreCompiledPrograms; the
+    process (this test session) survives and can still launch a module that compiles."""
+    monkeypatch.setenv("TVM_OPENCL_CACHE_DIR", str(tmp_path / "clcache"))
+    broken = _loader()(_module_bytes(source=BROKEN_SRC))
+    # Two handles and the two launch extents; the build fails before any argument is read.
+    with pytest.raises(RuntimeError) as info:
+        broken["add_kernel"](None, None, 1, 1)
+    message = str(info.value)
+    assert "clBuildProgram" in message and "'add_kernel'" in message, message
+    assert "undeclared_value" in message.split("Build log:", 1)[1], message
+    with pytest.raises(RuntimeError, match="clBuildProgram.*'add_kernel'"):
+        broken.get_function("opencl.GetPreCompiledPrograms")()
+
+    working = _loader()(_module_bytes())
+    a = np.random.default_rng(8).random(64, dtype="float32")
+    b = np.random.default_rng(9).random(64, dtype="float32")
+    ta, tb = tvm.runtime.tensor(a, dev), tvm.runtime.tensor(b, dev)
+    # A kernel takes the runtime's memory handle (DLTensor::data), as the host code passes it.
+    working["add_kernel"](ctypes.c_void_p(ta.data_ptr()), ctypes.c_void_p(tb.data_ptr()), 1, 64)
+    np.testing.assert_allclose(ta.numpy(), a + b, rtol=1e-6)
 
 
 def test_huge_string_length_in_entry():

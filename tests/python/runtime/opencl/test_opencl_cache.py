@@ -42,13 +42,18 @@ import tvm
 if not tvm.runtime.enabled("opencl"):
     ctypes.CDLL(os.path.join(os.path.dirname(tvm.__file__), "lib", "libtvm_runtime_opencl.so"))
 from tvm.runtime.vm import VirtualMachine
+if os.environ.get("APP_CACHE_DIR"):
+    # What an application does where no environment names a cache folder (Android: no $HOME).
+    tvm.get_global_func("runtime.opencl.set_program_cache_dir")(os.environ["APP_CACHE_DIR"])
+cache_dir = str(tvm.get_global_func("runtime.opencl.program_cache_dir")())
 lib = tvm.runtime.load_module(sys.argv[1])
 dev = tvm.opencl(0)
 vm = VirtualMachine(lib, dev)
 x = np.linspace(0, 1, 256, dtype="float32").reshape(4, 64)
 out = vm["main"](tvm.runtime.tensor(x, dev), tvm.runtime.tensor(x, dev)).numpy()
 stats = tvm.get_global_func("runtime.opencl.program_cache_stats")()
-print("RESULT " + json.dumps({"sum": float(out.sum()), "stats": {k: int(v) for k, v in stats.items()}}))
+stats = {k: int(v) for k, v in stats.items()}
+print("RESULT " + json.dumps({"sum": float(out.sum()), "stats": stats, "dir": cache_dir}))
 """
 
 
@@ -79,6 +84,8 @@ def _run(model_path, cache_dir, tmp_path, **extra_env):
     env = dict(os.environ, TVM_OPENCL_CACHE_DIR=str(cache_dir), POCL_CACHE_DIR=str(pocl),
                TVM_USE_RUNTIME_LIB="1")
     env.update(extra_env)
+    for name in [k for k, v in env.items() if v is None]:
+        del env[name]
     proc = subprocess.run([sys.executable, "-c", RUN_SCRIPT, model_path], env=env,
                           capture_output=True, text=True, timeout=600, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -163,6 +170,24 @@ def test_read_only_cache_folder_degrades(model_path, tmp_path):
         assert result["stats"]["stores"] == 0 and result["stats"]["write_failures"] >= 1
     finally:
         cache.chmod(0o700)
+
+
+def test_application_places_the_cache(model_path, tmp_path):
+    """With no HOME, XDG_CACHE_HOME or TVM_OPENCL_CACHE_DIR (an Android app) the cache is off;
+    runtime.opencl.set_program_cache_dir puts it where the application says, and it takes
+    precedence over TVM_OPENCL_CACHE_DIR."""
+    no_folder = {"HOME": None, "XDG_CACHE_HOME": None, "TVM_OPENCL_CACHE_DIR": None}
+    off = _run(model_path, tmp_path / "unused", tmp_path, **no_folder)
+    assert off["stats"]["enabled"] == 0 and off["dir"] == "", off
+    app = tmp_path / "app-cache"
+    cold = _run(model_path, tmp_path / "unused", tmp_path, APP_CACHE_DIR=str(app), **no_folder)
+    assert cold["dir"] == str(app) and cold["stats"]["stores"] >= 1, cold
+    assert len(_entries(app)) == cold["stats"]["stores"]
+    env_dir = tmp_path / "env-cache"
+    warm = _run(model_path, env_dir, tmp_path, APP_CACHE_DIR=str(app))
+    assert warm["dir"] == str(app) and warm["stats"]["hits"] == len(_entries(app)), warm
+    assert not env_dir.exists()
+    assert warm["sum"] == pytest.approx(cold["sum"], rel=1e-6)
 
 
 def test_cache_can_be_disabled(model_path, tmp_path):

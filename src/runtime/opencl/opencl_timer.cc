@@ -1,0 +1,122 @@
+/*
+ * Licensed to the Apache Software Foundation (ASF) under one
+ * or more contributor license agreements.  See the NOTICE file
+ * distributed with this work for additional information
+ * regarding copyright ownership.  The ASF licenses this file
+ * to you under the Apache License, Version 2.0 (the
+ * "License"); you may not use this file except in compliance
+ * with the License.  You may obtain a copy of the License at
+ *
+ *   http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing,
+ * software distributed under the License is distributed on an
+ * "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+ * KIND, either express or implied.  See the License for the
+ * specific language governing permissions and limitations
+ * under the License.
+ */
+/*!
+ * \file opencl_timer.cc
+ * \brief runtime.timer.opencl: device time from profiling events, see opencl_timer.h.
+ */
+#include "opencl_timer.h"
+
+#include <tvm/ffi/function.h>
+#include <tvm/ffi/reflection/registry.h>
+#include <tvm/runtime/timer.h>
+
+#include <algorithm>
+
+namespace tvm {
+namespace runtime {
+namespace cl {
+
+void CommandEvent::Record() {
+  if (event_ == nullptr) return;
+  Handle<cl_event> owned(event_);
+  event_ = nullptr;
+  std::lock_guard<std::mutex> lock(dev_.timers_mu);
+  for (ProfilingSpan* span : dev_.timers) {
+    // Each span holds its own reference, so timers that stop at different times stay valid.
+    if (GetApi().RetainEvent(owned.get()) != CL_SUCCESS) continue;
+    Handle<cl_event>& slot = span->first ? span->last : span->first;
+    slot.reset(owned.get());
+  }
+}
+
+namespace {
+
+cl_ulong ProfilingTime(cl_event event, cl_profiling_info what, const char* name) {
+  cl_ulong t = 0;
+  TVM_CL_CALL(GetEventProfilingInfo, std::string("reading ") + name + " of a timed command",
+              event, what, sizeof(t), &t, nullptr);
+  return t;
+}
+
+/*! \brief Device time of the commands enqueued on one device between Start and Stop. */
+class OpenCLTimerNode : public TimerNode {
+ public:
+  explicit OpenCLTimerNode(Device dev) : dev_(Platforms::Global()->Get(dev.device_id)) {
+    if (!dev_.ProfilingQueue()) {
+      TVM_FFI_THROW(RuntimeError) << "OpenCL device " << dev_.Describe()
+                                  << " refused a profiling queue (CL_QUEUE_PROFILING_ENABLE), "
+                                  << "so runtime.timer.opencl cannot measure device time; "
+                                  << "time the call with a wall clock instead";
+    }
+  }
+  ~OpenCLTimerNode() { Detach(); }
+
+  void Start() final {
+    std::lock_guard<std::mutex> lock(dev_.timers_mu);
+    if (attached_) return;
+    span_ = ProfilingSpan();
+    dev_.timers.push_back(&span_);
+    dev_.running_timers.fetch_add(1, std::memory_order_relaxed);
+    attached_ = true;
+  }
+
+  void Stop() final { Detach(); }
+
+  int64_t SyncAndGetElapsedNanos() final {
+    Detach();
+    if (!span_.first) return 0;  // nothing was enqueued while the timer ran
+    cl_event end_event = span_.last ? span_.last.get() : span_.first.get();
+    TVM_CL_CALL(WaitForEvents, "waiting for the last timed command on " + dev_.Describe(), 1,
+                &end_event);
+    cl_ulong start = ProfilingTime(span_.first.get(), CL_PROFILING_COMMAND_START,
+                                   "CL_PROFILING_COMMAND_START");
+    cl_ulong end = ProfilingTime(end_event, CL_PROFILING_COMMAND_END, "CL_PROFILING_COMMAND_END");
+    return end > start ? static_cast<int64_t>(end - start) : 0;
+  }
+
+  TVM_FFI_DECLARE_OBJECT_INFO_FINAL("runtime.opencl.OpenCLTimerNode", OpenCLTimerNode,
+                                    TimerNode);
+
+ private:
+  void Detach() {
+    std::lock_guard<std::mutex> lock(dev_.timers_mu);
+    if (!attached_) return;
+    auto& timers = dev_.timers;
+    timers.erase(std::remove(timers.begin(), timers.end(), &span_), timers.end());
+    dev_.running_timers.fetch_sub(1, std::memory_order_relaxed);
+    attached_ = false;
+  }
+
+  DeviceEntry& dev_;
+  ProfilingSpan span_;
+  bool attached_ = false;
+};
+
+}  // namespace
+
+TVM_FFI_STATIC_INIT_BLOCK() {
+  namespace refl = tvm::ffi::reflection;
+  refl::GlobalDef().def("runtime.timer.opencl", [](Device dev) -> Timer {
+    return Timer(ffi::make_object<OpenCLTimerNode>(dev));
+  });
+}
+
+}  // namespace cl
+}  // namespace runtime
+}  // namespace tvm

@@ -1,0 +1,75 @@
+/*
+ * Licensed to the Apache Software Foundation (ASF) under one
+ * or more contributor license agreements.  See the NOTICE file
+ * distributed with this work for additional information
+ * regarding copyright ownership.  The ASF licenses this file
+ * to you under the Apache License, Version 2.0 (the
+ * "License"); you may not use this file except in compliance
+ * with the License.  You may obtain a copy of the License at
+ *
+ *   http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing,
+ * software distributed under the License is distributed on an
+ * "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+ * KIND, either express or implied.  See the License for the
+ * specific language governing permissions and limitations
+ * under the License.
+ */
+/*!
+ * \file opencl_timer.h
+ * \brief Device time from profiling events (runtime.timer.opencl).
+ *
+ * Each device's queue is created with CL_QUEUE_PROFILING_ENABLE. While no timer runs, commands
+ * are enqueued without an event (nothing is allocated or recorded). While a timer runs on a
+ * device, every command the runtime enqueues there asks for an event, and the timer keeps the
+ * first and the latest one: on an in-order queue the first command starts first and the latest
+ * ends last, so the device time is CL_PROFILING_COMMAND_START of the first to
+ * CL_PROFILING_COMMAND_END of the latest, gaps between commands included, host time before the
+ * first command and after the last excluded.
+ */
+#ifndef TVM_RUNTIME_OPENCL_OPENCL_TIMER_H_
+#define TVM_RUNTIME_OPENCL_OPENCL_TIMER_H_
+
+#include "opencl_common.h"
+
+namespace tvm {
+namespace runtime {
+namespace cl {
+
+/*! \brief The first and the latest event enqueued on a device while one timer ran. */
+struct ProfilingSpan {
+  Handle<cl_event> first;
+  Handle<cl_event> last;
+};
+
+/*!
+ * \brief The event slot of one enqueued command.
+ *
+ * Pass out() as the event argument of a clEnqueue* call. It is nullptr unless a timer runs on
+ * the device (one relaxed atomic load), so untimed commands create no event. After a
+ * successful enqueue, Record() hands the event to the running timers.
+ */
+class CommandEvent {
+ public:
+  explicit CommandEvent(DeviceEntry& dev)
+      : dev_(dev), wanted_(dev.running_timers.load(std::memory_order_relaxed) > 0) {}
+  CommandEvent(const CommandEvent&) = delete;
+  CommandEvent& operator=(const CommandEvent&) = delete;
+  ~CommandEvent() { Record(); }
+
+  cl_event* out() { return wanted_ ? &event_ : nullptr; }
+  /*! \brief Give the event (if any) to the timers running now; safe to call twice. */
+  void Record();
+
+ private:
+  DeviceEntry& dev_;
+  bool wanted_;
+  cl_event event_ = nullptr;
+};
+
+}  // namespace cl
+}  // namespace runtime
+}  // namespace tvm
+
+#endif  // TVM_RUNTIME_OPENCL_OPENCL_TIMER_H_
