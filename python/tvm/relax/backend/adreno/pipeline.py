@@ -107,8 +107,13 @@ def legalize_passes(target: tvm.target.Target):  # pylint: disable=unused-argume
             ]
         )
     from tvm.s_tir import dlight as dl  # pylint: disable=import-outside-toplevel
+    from tvm.s_tir import meta_schedule as ms  # pylint: disable=import-outside-toplevel
 
     pass_list.extend([relax.transform.Normalize()])
+    if ms.Database.current() is not None:
+        # Under a tuning database (``with database:``) its best schedule of each workload it
+        # holds; the rules below schedule the rest.
+        pass_list.append(relax.transform.MetaScheduleApplyDatabase())
     pass_list.extend(
         [
             dl.ApplyDefaultSchedule(
