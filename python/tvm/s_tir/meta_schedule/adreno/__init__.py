@@ -21,6 +21,7 @@ from .database import TuningDatabaseError, create_database, load_database, read_
 from .device_measure import alloc_image_arguments, measure_bundle
 from .space import RULE_CONFIGS, Candidate, candidates, knob_space, space_generator
 from .tune import (
+    args_info_with_scopes,
     build_candidates,
     commit_times,
     extract_tasks,

@@ -101,7 +101,7 @@ def extract_tasks(mod: IRModule, target: Target) -> List[Any]:
     return list(_ms_extract_tasks(lowered, target))
 
 
-def _static_args(func: tvm.tirx.PrimFunc) -> Optional[List[List[Any]]]:
+def args_info_with_scopes(func: tvm.tirx.PrimFunc) -> Optional[List[List[Any]]]:
     """The argument records of ``func`` (scope included); None when a parameter is not a
     buffer of static shape."""
     specs = []
@@ -179,7 +179,7 @@ def build_candidates(  # pylint: disable=too-many-locals
     for task in extract_tasks(mod, target):
         workload_mod = task.dispatched[0]
         func = workload_mod["main"]
-        args = _static_args(func)
+        args = args_info_with_scopes(func)
         workload = Workload(workload_mod)
         key = workload.as_json()[0]
         if args is None or key in known:
