@@ -164,6 +164,34 @@ def test_database_choice_reaches_the_kernels(tmp_path, rng, small_bundle):
     _check_numerics(ex, mod, rng, "database-chosen schedules")
 
 
+def test_measure_over_rpc(tmp_path, small_bundle, rng):
+    """The bundle timed on the OpenCL device of an RPC server (a loopback tracker and server:
+    the path a phone takes) gives every candidate a time and the server's device identity;
+    the database from those times compiles a right model."""
+    import rpc_testing  # pylint: disable=import-outside-toplevel
+
+    tt.require_device()
+    mod, bundle, manifest = small_bundle
+    local = rpc_testing.LocalRpc()
+    try:
+        local.start_server(rpc_testing.LOCAL_KEY)
+        address = local.address(rpc_testing.LOCAL_KEY)
+        times = msa.measure_rpc(
+            bundle, address.host, address.port, address.key, min_seconds=2e-4, repeat=2
+        )
+    finally:
+        local.close()
+    funcs = [c["func"] for task in manifest["tasks"] for c in task["candidates"]]
+    assert sorted(times["results"]) == sorted(funcs)
+    errors = {f: r["error"] for f, r in times["results"].items() if "error" in r}
+    assert not errors, errors
+    assert times["device"] == msa.database.device_of(tt.tvm_device())
+    msa.commit_times(bundle, times, tmp_path / "db")
+    database = msa.load_database(tmp_path / "db", device=tt.tvm_device())
+    assert len(database.get_all_tuning_records()) == len(funcs)
+    _check_numerics(_compile(mod, database), mod, rng, "tuned over RPC")
+
+
 def test_image_argument_allocator():
     """Texture-scoped arguments are allocated as images, filled with the seeded values, and a
     texture kernel launched on them computes right. (On plain buffers, what MetaSchedule's
@@ -261,3 +289,69 @@ def test_corrupt_database_is_refused(tmp_path, caplog, damage, small_bundle, rng
         msa.load_database(tmp_path / "db", device=device, strict=True)
     tt.require_device(done="the refusal was checked")
     _check_numerics(tt.build_texture(mod), mod, rng, "defaults after a corrupt database")
+
+
+# ----------------------------------------------------------------------------------------
+# The rules of reductions, pooling, layout transforms and the fallback at their knob extremes
+# ----------------------------------------------------------------------------------------
+
+
+def _rules_net(nb):
+    """Every workload kind of the four rules: layout transforms at the edges, max pooling and
+    reductions over space and channels (Reduction), adaptive pooling 7 -> 3 (Pool2D), a
+    channel concat of two textures (Fallback)."""
+    x = nb.input((1, 8, 14, 14))
+    y = nb.emit(relax.op.nn.relu(nb.conv2d(x, 16, kernel=3)))
+    pooled = nb.emit(relax.op.nn.max_pool2d(y, pool_size=3, strides=2, padding=1))
+    z = nb.conv2d(pooled, 16, kernel=1)
+    adaptive = nb.emit(relax.op.nn.adaptive_avg_pool2d(z, output_size=3))
+    channel_sum = nb.emit(relax.op.sum(z, axis=[1], keepdims=True))
+    spatial_mean = nb.emit(relax.op.mean(z, axis=[2, 3], keepdims=True))
+    joined = nb.emit(relax.op.concat([z, pooled], axis=1))
+    return [adaptive, channel_sum, spatial_mean, nb.conv2d(joined, 8, kernel=1)]
+
+
+_CONFIGS = (
+    dl.adreno.ReductionConfig,
+    dl.adreno.LayoutTransformConfig,
+    dl.adreno.FallbackConfig,
+)
+_RULES = (dl.adreno.Reduction, dl.adreno.Pool2D, dl.adreno.LayoutTransform, dl.adreno.Fallback)
+
+
+def _extreme(config_cls, target, pick):
+    """Every knob of ``config_cls`` at ``pick`` (min or max) of its choices the target takes."""
+    limit = int(target.attrs["max_num_threads"])
+    values = {}
+    for name, choices in config_cls.choices().items():
+        if name in config_cls.THREAD_KNOBS:
+            choices = [v for v in choices if v <= limit]
+        values[name] = pick(choices)
+    return config_cls(**values)
+
+
+@pytest.mark.parametrize("pick", [min, max], ids=["min", "max"])
+def test_rules_at_knob_extremes(monkeypatch, rng, pick):
+    """Reduction, Pool2D, LayoutTransform and Fallback with every knob at its smallest (then
+    largest) choice: each rule schedules its workloads and the network computes right."""
+    target = tt.texture_target()
+    forced = {cls: _extreme(cls, target, pick) for cls in _CONFIGS}
+    for cls, config in forced.items():
+        monkeypatch.setattr(cls, "from_target", classmethod(lambda _c, _t, cfg=config: cfg))
+    taken = {}
+    for rule in _RULES:
+
+        def _counting(self, func, tgt, tunable, _orig=rule.apply, _name=rule.__name__):
+            sch = _orig(self, func, tgt, tunable)
+            if sch is not None:
+                taken[_name] = taken.get(_name, 0) + 1
+            return sch
+
+        monkeypatch.setattr(rule, "apply", _counting)
+    mod = tt.build_network(_rules_net, "float32")
+    ex = tt.build_texture(mod)
+    assert set(taken) == {r.__name__ for r in _RULES}, taken
+    tt.require_device(done=f"compiled with {sorted(forced.values(), key=str)}")
+    inputs = tt.random_inputs(mod, rng)
+    actual = tt.run_vm(ex, tt.tvm_device(), inputs)
+    tt.assert_close(actual, tt.reference(_rules_net, inputs), "float32", context=str(forced))

@@ -124,9 +124,10 @@ def candidates(
     rules : Sequence[Any]
         The dlight rules in the pipeline's order.
     max_candidates : Optional[int]
-        Keep the default and at most ``max_candidates - 1`` others, drawn at random.
+        Stop at the default and ``max_candidates - 1`` other distinct schedules, the knob
+        combinations tried in a random order (None: every combination).
     seed : int
-        Seed of that draw.
+        Seed of that order.
 
     Returns
     -------
@@ -140,7 +141,15 @@ def candidates(
             continue
         found: List[Candidate] = []
         seen = set()
-        for config in knob_space(rule, target):
+        configs = knob_space(rule, target)
+        if max_candidates is not None:
+            # the default, then the others in a seeded random order until enough are distinct
+            rest = configs[1:]
+            random.Random(seed).shuffle(rest)
+            configs = configs[:1] + rest
+        for config in configs:
+            if max_candidates is not None and len(found) >= max_candidates:
+                break
             try:
                 sch = _schedule_one(_with_config(rule, config), func, target)
             except (s_tir.ScheduleError, tvm_ffi.Error, ValueError):
@@ -152,9 +161,6 @@ def candidates(
                 continue
             seen.add(key)
             found.append(Candidate(type(rule).__name__, config, sch))
-        if max_candidates is not None and len(found) > max_candidates:
-            rest = random.Random(seed).sample(found[1:], max(0, max_candidates - 1))
-            found = found[:1] + rest
         return found
     return []
 
