@@ -17,10 +17,10 @@
 # under the License.
 #
 # Device side of bench/tune.py on the GPU box: unpack the carried candidates
-# (build/tune/carry/tune.tar.gz), time them with the TVM runtime only, write $OUT/times.json.
+# (build/tune/carry/tune.tar.gz, or $TUNE_CARRY), time them with the TVM runtime only, write $OUT/times.json.
 # Arguments go to device_measure.py (--min-ms, --repeat).
 set -u
-mkdir -p /tmp/tune && tar xzf build/tune/carry/tune.tar.gz -C /tmp/tune || exit 1
+mkdir -p /tmp/tune && tar xzf "${TUNE_CARRY:-build/tune/carry/tune.tar.gz}" -C /tmp/tune || exit 1
 B=/tmp/tune/bundle
 OUT=${OUT:-build/tune/results}
 mkdir -p "$OUT"

@@ -38,7 +38,6 @@ from tvm.s_tir.meta_schedule import adreno as msa
 import texture_testing as tt
 
 
-
 def _small_net(nb):
     """conv 3x3 -> relu -> conv 1x1 -> global mean: conv, fallback-free fused epilogues, a
     reduction and the layout transforms at the edges, all tunable."""

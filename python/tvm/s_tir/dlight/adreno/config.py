@@ -55,7 +55,10 @@ def knob(default: Any, choices: Sequence[Any], why: str) -> Any:
     values = tuple(choices)
     if default not in values:
         values = (default,) + values
-    return dataclasses.field(default=default, metadata={"choices": values, "why": why})
+    # a field factory, like dataclasses.field itself: called in the body of a dataclass
+    return dataclasses.field(  # pylint: disable=invalid-field-call
+        default=default, metadata={"choices": values, "why": why}
+    )
 
 
 def _max_threads(target: Target) -> int:

@@ -121,7 +121,7 @@ def _with_host(target: Target) -> Target:
 
 
 def _compile(funcs: Dict[str, Any], target: Target):
-    mod = IRModule({name: func for name, func in funcs.items()})
+    mod = IRModule(dict(funcs))
     return tvm.compile(mod, target=_with_host(target))
 
 
@@ -319,7 +319,7 @@ def commit_times(bundle: Path, times: Dict[str, Any], database: Path) -> List[Di
         raise ValueError(f"not the times of a tuning bundle (format {times.get('format')!r})")
     manifest = _read_json(folder / "manifest.json", None)
     pending = _read_json(folder / "pending.json", None)
-    db = create_database(database, times["device"], target=manifest["target"])
+    records_db = create_database(database, times["device"], target=manifest["target"])
     workloads = [Workload.from_json(w) for w in pending["workloads"]]
     committed = {}
     summary = _read_json(pathlib.Path(database) / "summary.json", [])
@@ -332,9 +332,9 @@ def commit_times(bundle: Path, times: Dict[str, Any], database: Path) -> List[Di
             entry = pending["candidates"][cand["func"]]
             index = entry["workload"]
             if index not in committed:
-                committed[index] = db.commit_workload(workloads[index].mod)
+                committed[index] = records_db.commit_workload(workloads[index].mod)
             record = TuningRecord.from_json(entry["record"], workloads[index])
-            db.commit_tuning_record(
+            records_db.commit_tuning_record(
                 TuningRecord(
                     record.trace,
                     committed[index],
