@@ -31,6 +31,7 @@ import numpy as np
 import pytest
 
 import tvm
+import tvm_ffi
 from tvm import relax
 from tvm.s_tir import dlight as dl
 from tvm.s_tir.meta_schedule import adreno as msa
@@ -89,6 +90,33 @@ def _assert_kernels_from_database(ex, database, target):
             assert built[name] == source, f"kernel {name} is not the database's schedule"
             checked += 1
     assert checked >= 2, f"only {checked} tuned kernels compared"
+
+
+def test_space_default_first_distinct_replayable():
+    """The candidates of each workload: the default schedule first (what the pipeline does
+    untuned), all distinct, and each trace replays on the workload to the same function (what
+    MetaScheduleApplyDatabase does with the best record)."""
+    from tvm import s_tir  # pylint: disable=import-outside-toplevel
+
+    target = tt.texture_target()
+    rules = msa.schedule_rules(target)
+    tasks = msa.extract_tasks(tt.build_network(_small_net, "float32"), target)
+    seen_rules = set()
+    for task in tasks:
+        workload = task.dispatched[0]
+        cands = msa.candidates(workload, target, rules, max_candidates=4)
+        assert cands, f"no rule takes {task.task_name}"
+        seen_rules.add(cands[0].rule)
+        rule = next(r for r in rules if type(r).__name__ == cands[0].rule)
+        default = rule.apply(workload["main"], target, False)
+        tvm.ir.assert_structural_equal(cands[0].schedule.mod, default.mod)
+        hashes = {tvm_ffi.structural_hash(c.schedule.mod) for c in cands}
+        assert len(hashes) == len(cands), f"{task.task_name}: duplicate candidates"
+        for cand in cands:
+            replayed = s_tir.Schedule(workload)
+            cand.schedule.trace.apply_to_schedule(replayed, remove_postproc=False)
+            tvm.ir.assert_structural_equal(replayed.mod, cand.schedule.mod)
+    assert seen_rules == {"Conv2d", "Reduction", "LayoutTransform"}, seen_rules
 
 
 @pytest.fixture(scope="module", name="small_bundle")
