@@ -119,6 +119,32 @@ def test_space_default_first_distinct_replayable():
     assert seen_rules == {"Conv2d", "Reduction", "LayoutTransform"}, seen_rules
 
 
+def test_space_generator_is_the_enumerated_space():
+    """As a MetaSchedule ScheduleFn (for ms.tune_tasks), the space is the same candidates."""
+    from tvm.s_tir import meta_schedule as ms  # pylint: disable=import-outside-toplevel
+
+    target = tt.texture_target()
+    rules = msa.schedule_rules(target)
+    task = next(
+        t
+        for t in msa.extract_tasks(tt.build_network(_small_net, "float32"), target)
+        if "conv2d" in t.task_name
+    )
+    workload = task.dispatched[0]
+    context = ms.TuneContext(
+        workload,
+        target=target,
+        space_generator=msa.space_generator(target, rules, max_candidates=3),
+        task_name=task.task_name,
+        num_threads=1,
+    )
+    designs = context.generate_design_space()
+    expected = msa.candidates(workload, target, rules, max_candidates=3)
+    assert len(designs) == len(expected) >= 2
+    for design, cand in zip(designs, expected):
+        tvm.ir.assert_structural_equal(design.mod, cand.schedule.mod)
+
+
 @pytest.fixture(scope="module", name="small_bundle")
 def fixture_small_bundle(tmp_path_factory):
     """The small net and a bundle of 2 candidates per workload (compiled once per module)."""
