@@ -24,6 +24,9 @@ only):
   b    qcom/adreno-opencl-texture, unpatched base (Adreno TIR pipeline passed by name: the base
        registers it as a single Pass, which tvm.compile cannot use)
   c    opencl (generic GPU pipeline, dlight rules, buffers)
+  t    as a, compiled under the tuning database ``BENCH_TUNING_DB`` (default
+       bench/tuning/nvidia-h200, written by bench/tune.py): the database's schedules where it
+       has the workload, the default rules elsewhere
   ref  llvm: runs here, writes the reference output samples instead of a library
 
 Weights are parameters; ``main`` gets ``num_input = 1`` and the compile runs the target's own
@@ -86,7 +89,7 @@ def _register_workaround():
 
 
 def target_of(config: str) -> tvm.target.Target:
-    if config in ("a", "b"):
+    if config in ("a", "b", "t"):
         return tvm.target.Target("qcom/adreno-opencl-texture", host="llvm")
     if config == "c":
         return tvm.target.Target("opencl", host="llvm")
@@ -121,6 +124,18 @@ def vdevice_count(mod, target) -> int:
     return max(1, len(lowered.global_infos.get("vdevice", [])))
 
 
+def tuning_database():
+    """The database config ``t`` compiles under (``BENCH_TUNING_DB``, default the GPU box's).
+
+    Opened strictly: a missing or corrupt database is an error of the (t) rows, not a silent
+    untuned build. The device is not checked here: the bundle runs where it is carried, and
+    the database names the device it was measured on (compared in the report)."""
+    from tvm.s_tir.meta_schedule import adreno as msa  # pylint: disable=import-outside-toplevel
+
+    path = os.environ.get("BENCH_TUNING_DB", str(HERE / "tuning" / "nvidia-h200"))
+    return msa.load_database(path, strict=True)
+
+
 def compile_one(mod, config: str, lift: bool):
     target = target_of(config)
     kwargs = {}
@@ -128,6 +143,9 @@ def compile_one(mod, config: str, lift: bool):
         kwargs["tir_pipeline"] = WORKAROUND
     if lift:
         kwargs["relax_pipeline"] = lifted_pipeline(target)
+    if config == "t":
+        with tuning_database():
+            return tvm.compile(mod, target=target, **kwargs)
     return tvm.compile(mod, target=target, **kwargs)
 
 
@@ -175,7 +193,7 @@ def build(model: str, config: str, out: pathlib.Path, tiny: bool, lift: bool = T
     meta["lifted"] = lifted
     meta["lift_error"] = lift_error
     try:
-        meta["vdevices"] = vdevice_count(mod, target) if config in ("a", "b") else 1
+        meta["vdevices"] = vdevice_count(mod, target) if config in ("a", "b", "t") else 1
     except Exception as err:  # pylint: disable=broad-except
         meta["vdevices"] = 1
         meta["vdevice_error"] = _one_line(err)
@@ -235,7 +253,7 @@ def reference(mod, meta, fixed, out: pathlib.Path) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", required=True, choices=["a", "b", "c", "ref"])
+    parser.add_argument("--config", required=True, choices=["a", "b", "c", "t", "ref"])
     parser.add_argument("--models", required=True, help="comma-separated; layer:cin,cout,k,s,g,hw")
     parser.add_argument("--out", type=pathlib.Path, required=True)
     parser.add_argument("--tiny", action="store_true")

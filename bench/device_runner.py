@@ -82,7 +82,12 @@ FIELDS = [
     "vdevices",
     "notes",
 ]
-CONFIG_NAMES = {"a": "texture (patched)", "b": "texture (base)", "c": "generic OpenCL"}
+CONFIG_NAMES = {
+    "a": "texture (patched)",
+    "b": "texture (base)",
+    "c": "generic OpenCL",
+    "t": "texture (patched, tuned)",
+}
 REL_TOL = 1e-3  # |err| / max|ref| above this is wrong for float32
 
 

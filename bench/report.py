@@ -33,7 +33,12 @@ import sys
 from typing import Dict, List
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-CONFIGS = {"a": "(a) texture, patched", "b": "(b) texture, base", "c": "(c) generic OpenCL"}
+CONFIGS = {
+    "a": "(a) texture, patched",
+    "b": "(b) texture, base",
+    "c": "(c) generic OpenCL",
+    "t": "(t) texture, patched, tuned",
+}
 COMPANIONS = ("-startup", "-checks", "-profile")
 GOALS = {"resnet50": 2.3, "mobilenetv2": 0.9}
 

@@ -32,7 +32,8 @@ samples, the device scripts) under 64 MiB, ``device`` runs it:
 Configurations: a = texture, patched stack (the workspace mirror overlaid on the venv);
 b = texture, unpatched base (PYTHONPATH=$BENCH_PRISTINE, default /tmp/pristine);
 c = generic OpenCL on buffers, patched stack (same frontends and Relax graph as (a): textures
-versus buffers is the only difference; the patches do not touch the generic GPU pipeline).
+versus buffers is the only difference; the patches do not touch the generic GPU pipeline);
+t = (a) compiled under the tuning database ``BENCH_TUNING_DB`` (bench/tune.py writes it).
 The LLVM CPU reference (``ref``) is computed here from the same seeded inputs.
 """
 
@@ -172,12 +173,11 @@ def _tvm_dir(python: str) -> pathlib.Path:
     )
 
 
-def cmd_bundle(args) -> int:
-    src = args.work
-    dst = args.bundle
-    shutil.rmtree(dst, ignore_errors=True)
+def copy_runtime(dst: pathlib.Path, python: str) -> None:
+    """A runtime-only TVM under ``dst``: ``site/tvm`` (TVM's Python files of ``python``'s stack
+    and the runtime libraries, no compiler library) and ``wheels/`` (the cp312 tvm-ffi wheel)."""
     (dst / "site").mkdir(parents=True)
-    tvm_dir = _tvm_dir(args.python)
+    tvm_dir = _tvm_dir(python)
     # TVM's Python tree (the patched stack), without the compiler library and C++ sources.
     for path in tvm_dir.rglob("*.py"):
         rel = path.relative_to(tvm_dir)
@@ -194,7 +194,7 @@ def cmd_bundle(args) -> int:
         (REPO / "build" / "bench" / "wheels").mkdir(parents=True, exist_ok=True)
         subprocess.run(
             [
-                args.python,
+                python,
                 "-m",
                 "pip",
                 "download",
@@ -213,6 +213,13 @@ def cmd_bundle(args) -> int:
         wheels = sorted((REPO / "build" / "bench" / "wheels").glob("apache_tvm_ffi-*-cp312-*.whl"))
     (dst / "wheels").mkdir()
     shutil.copy2(wheels[-1], dst / "wheels" / wheels[-1].name)
+
+
+def cmd_bundle(args) -> int:
+    src = args.work
+    dst = args.bundle
+    shutil.rmtree(dst, ignore_errors=True)
+    copy_runtime(dst, args.python)
     for sub in ("lib", "meta", "refs", "weights"):
         shutil.copytree(src / sub, dst / sub)
     shutil.copy2(src / "build.json", dst / "build.json")

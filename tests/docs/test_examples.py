@@ -37,6 +37,7 @@ EXAMPLES = [
     ("import_tflite.py", [], ["tflite", "mediapipe"], True),
     ("export_and_rpc.py", ["--local-rpc"], ["tornado", "cloudpickle"], True),
     ("program_cache.py", [], [], True),
+    ("tune_rpc.py", ["--local-rpc"], ["tornado", "cloudpickle"], True),
 ]
 
 

@@ -30,6 +30,20 @@ from tvm.relax.backend.adreno.transform.conv2d_transpose_layout import (
 from tvm.relax.backend.adreno.transform.conv_channel_padding import PadConvChannels
 
 
+@tvm.transform.module_pass(opt_level=0, name="MetaScheduleApplyDatabase")
+def _apply_database_keeping_global_infos(mod: tvm.ir.IRModule, _ctx) -> tvm.ir.IRModule:
+    """``relax.transform.MetaScheduleApplyDatabase``, keeping the module's global infos.
+
+    The C++ pass (src/relax/transform/meta_schedule.cc, ApplyDatabase) returns a module built
+    from its functions alone: the ``vdevice`` list, which every texture-scoped tensor refers
+    to, is gone, and CallTIRRewrite then fails with "key is not in Map".
+    """
+    result = relax.transform.MetaScheduleApplyDatabase()(mod)
+    for name, infos in mod.global_infos.items():
+        result.update_global_info(name, infos)
+    return result.with_attrs(mod.attrs) if mod.attrs else result
+
+
 def library_dispatch_passes(target: tvm.target.Target):  # pylint: disable=unused-argument
     """The default library dispatch passes for Adreno GPU backend."""
     if "clml" in target.keys:
@@ -107,8 +121,13 @@ def legalize_passes(target: tvm.target.Target):  # pylint: disable=unused-argume
             ]
         )
     from tvm.s_tir import dlight as dl  # pylint: disable=import-outside-toplevel
+    from tvm.s_tir import meta_schedule as ms  # pylint: disable=import-outside-toplevel
 
     pass_list.extend([relax.transform.Normalize()])
+    if ms.Database.current() is not None:
+        # Under a tuning database (``with database:``) its best schedule of each workload it
+        # holds; the rules below schedule the rest.
+        pass_list.append(_apply_database_keeping_global_infos)
     pass_list.extend(
         [
             dl.ApplyDefaultSchedule(

@@ -1,0 +1,139 @@
+# Licensed to the Apache Software Foundation (ASF) under one
+# or more contributor license agreements.  See the NOTICE file
+# distributed with this work for additional information
+# regarding copyright ownership.  The ASF licenses this file
+# to you under the Apache License, Version 2.0 (the
+# "License"); you may not use this file except in compliance
+# with the License.  You may obtain a copy of the License at
+#
+#   http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing,
+# software distributed under the License is distributed on an
+# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+# KIND, either express or implied.  See the License for the
+# specific language governing permissions and limitations
+# under the License.
+"""Tune the bench models' Adreno schedules on a device that has only the TVM runtime.
+
+The batch-from-artifacts path of ``tvm.s_tir.meta_schedule.adreno``:
+
+  python bench/tune.py build [--models resnet50,mobilenetv2,...] [--max-candidates N]
+        compile every candidate schedule of every workload (build/tune/bundle/candidates)
+  python bench/tune.py carry
+        add a runtime-only TVM (as bench/run.py bundle) and pack build/tune/carry/tune.tar.gz
+  bash bench/tune_box.sh
+        on the device (GPU box): time the candidates -> $OUT/times.json
+  python bench/tune.py collect --times DIR/times.json [--database bench/tuning/nvidia-h200]
+        the times become tuning records of the device's MetaSchedule JSON database
+
+``python bench/run.py build --configs a,t`` then builds (a) untuned and (t) tuned side by side
+(config ``t`` compiles under the database named by ``BENCH_TUNING_DB``).
+"""
+
+import argparse
+import json
+import pathlib
+import shutil
+import sys
+import tarfile
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+
+DEFAULT_MODELS = "resnet50,mobilenetv2,blazeface,palm_detection,layers"
+DEFAULT_DATABASE = HERE / "tuning" / "nvidia-h200"
+
+
+def cmd_build(args) -> int:
+    """Compile the candidates of every workload of the models into one bundle."""
+    import tvm  # pylint: disable=import-outside-toplevel
+    from tvm.s_tir.meta_schedule import adreno as msa  # pylint: disable=import-outside-toplevel
+
+    import models  # pylint: disable=import-outside-toplevel
+    import run  # pylint: disable=import-outside-toplevel
+
+    target = tvm.target.Target("qcom/adreno-opencl-texture", host="llvm")
+    bundle = args.work / "bundle" / "candidates"
+    shutil.rmtree(bundle, ignore_errors=True)
+    start = time.perf_counter()
+    for name in run.model_list(args.models, args.tiny):
+        t = time.perf_counter()
+        mod, _, _ = models.get(name, tiny=args.tiny)
+        mod["main"] = mod["main"].with_attr("num_input", 1)
+        manifest = msa.build_candidates(
+            mod, target, bundle, max_candidates=args.max_candidates, name=name, log=print
+        )
+        print(
+            f"[tune build] {name}: {len(manifest['tasks'])} tasks in the bundle so far "
+            f"[{time.perf_counter() - t:.1f} s]",
+            flush=True,
+        )
+    manifest = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
+    count = sum(len(task["candidates"]) for task in manifest["tasks"])
+    print(
+        f"[tune build] {len(manifest['tasks'])} workloads, {count} candidates in "
+        f"{time.perf_counter() - start:.1f} s"
+    )
+    return 0
+
+
+def cmd_carry(args) -> int:
+    """Pack the candidates with a runtime-only TVM into build/tune/carry/tune.tar.gz."""
+    import run  # pylint: disable=import-outside-toplevel
+
+    bundle = args.work / "bundle"
+    shutil.rmtree(bundle / "site", ignore_errors=True)
+    shutil.rmtree(bundle / "wheels", ignore_errors=True)
+    run.copy_runtime(bundle, args.python)
+    carry = args.work / "carry"
+    shutil.rmtree(carry, ignore_errors=True)
+    carry.mkdir(parents=True)
+    with tarfile.open(carry / "tune.tar.gz", "w:gz", compresslevel=6) as tar:
+        tar.add(bundle, arcname="bundle", filter=_without_host_files)
+    packed = (carry / "tune.tar.gz").stat().st_size
+    print(f"packed {carry / 'tune.tar.gz'}: {packed / 2**20:.1f} MiB")
+    return 0 if packed < run.CARRY_LIMIT else 1
+
+
+def _without_host_files(info: tarfile.TarInfo):
+    # The traces (pending.json) stay here: the device needs only the libraries and manifest.
+    return None if info.name.endswith("pending.json") else info
+
+
+def cmd_collect(args) -> int:
+    """Commit the device's times into the database; print the per-task summary."""
+    from tvm.s_tir.meta_schedule import adreno as msa  # pylint: disable=import-outside-toplevel
+
+    times = json.loads(args.times.read_text(encoding="utf-8"))
+    summary = msa.commit_times(args.work / "bundle" / "candidates", times, args.database)
+    faster = [row for row in summary if row["default_us"] and row["best_us"] < row["default_us"]]
+    total_default = sum(row["weight"] * (row["default_us"] or 0) for row in summary)
+    total_best = sum(row["weight"] * row["best_us"] for row in summary if row["default_us"])
+    print(
+        f"{len(summary)} workloads on {times['device']['name']} (driver "
+        f"{times['device']['driver']}): {len(faster)} faster than the default; weighted kernel "
+        f"time {total_default:.0f} us -> {total_best:.0f} us"
+    )
+    return 0
+
+
+def main() -> int:
+    """Parse the command line and run one step."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("step", choices=["build", "carry", "collect"])
+    parser.add_argument("--models", default=DEFAULT_MODELS)
+    parser.add_argument("--tiny", action="store_true")
+    parser.add_argument("--max-candidates", type=int, default=None)
+    parser.add_argument("--work", type=pathlib.Path, default=REPO / "build" / "tune")
+    parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--times", type=pathlib.Path)
+    parser.add_argument("--database", type=pathlib.Path, default=DEFAULT_DATABASE)
+    args = parser.parse_args()
+    return {"build": cmd_build, "carry": cmd_carry, "collect": cmd_collect}[args.step](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

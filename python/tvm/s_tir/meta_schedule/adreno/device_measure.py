@@ -1,0 +1,232 @@
+# Licensed to the Apache Software Foundation (ASF) under one
+# or more contributor license agreements.  See the NOTICE file
+# distributed with this work for additional information
+# regarding copyright ownership.  The ASF licenses this file
+# to you under the Apache License, Version 2.0 (the
+# "License"); you may not use this file except in compliance
+# with the License.  You may obtain a copy of the License at
+#
+#   http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing,
+# software distributed under the License is distributed on an
+# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+# KIND, either express or implied.  See the License for the
+# specific language governing permissions and limitations
+# under the License.
+"""Time the candidates of an Adreno tuning bundle on an OpenCL device (TVM runtime only).
+
+This file needs ``tvm.runtime`` and numpy, nothing of the compiler: it is copied into a tuning
+bundle and run where only the runtime is installed (a phone, a GPU box)::
+
+    TVM_USE_RUNTIME_LIB=1 python3 device_measure.py --bundle DIR --out times.json
+
+``DIR/manifest.json`` (written by ``tvm.s_tir.meta_schedule.adreno.build_candidates``) lists
+every task: its library, its arguments (dtype, shape, memory scope) and the names of its
+candidate functions. Each candidate is timed on the same arguments, texture-scoped ones
+allocated as images (:func:`alloc_image_arguments`); ``times.json`` gets the device's name and
+driver and, per candidate, the run times in seconds or the error that stopped it.
+
+The same functions time candidates in this process (a local device) or on a device behind an
+RPC tracker (the arguments are allocated on the remote device, the library loaded there).
+"""
+
+import argparse
+import ctypes
+import json
+import os
+import pathlib
+import sys
+import time
+from typing import Any, Callable, Dict, List, Sequence
+
+import numpy as np
+
+# Argument records: ["TENSOR", dtype, shape, scope], MetaSchedule's ``TensorInfo`` JSON with the
+# buffer's memory scope appended (a texture kernel reads garbage from a plain buffer).
+ArgSpec = Sequence[Any]
+TIMES_FORMAT = "adreno-tuning-times/1"
+
+
+def _random_host_array(rng: np.random.Generator, dtype: str, shape) -> np.ndarray:
+    if dtype.startswith(("int", "uint")):
+        return rng.integers(0, 8, size=shape).astype(dtype)
+    if dtype == "bool":
+        return rng.integers(0, 2, size=shape).astype(dtype)
+    return rng.uniform(-1.0, 1.0, size=shape).astype(dtype)
+
+
+def alloc_image_arguments(
+    device, args_info: Sequence[ArgSpec], alloc_repeat: int = 1, seed: int = 0
+) -> List[List[Any]]:
+    """Allocate and fill the arguments of a kernel, texture-scoped ones as images.
+
+    MetaSchedule's default allocator makes a plain buffer of every argument; a parameter of
+    scope ``global.texture*`` is an ``image2d_array_t`` in the kernel, and reading a buffer
+    through it gives garbage (or faults). This allocator has the signature of MetaSchedule's
+    ``f_alloc_argument`` and reads an optional fourth field, the memory scope, of each record.
+
+    Parameters
+    ----------
+    device : tvm.runtime.Device
+        The device, local or remote (an RPC session's device).
+    args_info : Sequence[ArgSpec]
+        ``["TENSOR", dtype, shape]`` or ``["TENSOR", dtype, shape, scope]`` per argument.
+    alloc_repeat : int
+        How many independent sets of arguments to make.
+    seed : int
+        Seed of the random values (uniform in [-1, 1), small integers for integer types).
+
+    Returns
+    -------
+    repeated_args : List[List[tvm.runtime.Tensor]]
+        ``alloc_repeat`` lists of tensors, one per argument.
+    """
+    import tvm  # pylint: disable=import-outside-toplevel
+
+    rng = np.random.default_rng(seed)
+    repeated = []
+    for _ in range(alloc_repeat):
+        args = []
+        for info in args_info:
+            if info[0] != "TENSOR":
+                raise ValueError(f"cannot allocate an argument of kind {info[0]!r}: {info}")
+            dtype, shape = str(info[1]), tuple(int(v) for v in info[2])
+            scope = str(info[3]) if len(info) > 3 else "global"
+            arr = tvm.runtime.empty(
+                shape, dtype, device, mem_scope=None if scope == "global" else scope
+            )
+            arr.copyfrom(_random_host_array(rng, dtype, shape))
+            args.append(arr)
+        repeated.append(args)
+    return repeated
+
+
+def device_identity(device) -> Dict[str, str]:
+    """The name and driver version the OpenCL device reports (what a database is keyed by)."""
+    return {"name": str(device.device_name or ""), "driver": str(device.driver_version or "")}
+
+
+def time_function(module, name: str, device, args, min_seconds: float, repeat: int) -> List[float]:
+    """Run times (seconds per launch) of ``module[name]`` on ``args``: ``repeat`` samples, each
+    the mean of enough launches to last ``min_seconds`` (the device timer of time_evaluator)."""
+    probe = module.time_evaluator(name, device, number=3, repeat=1)(*args)
+    number = max(1, min(10000, int(min_seconds / max(probe.mean, 1e-7))))
+    result = module.time_evaluator(name, device, number=number, repeat=repeat)(*args)
+    return [float(v) for v in result.results]
+
+
+def _one_line(err: BaseException) -> str:
+    lines = [line.strip() for line in str(err).strip().splitlines() if line.strip()]
+    return f"{type(err).__name__}: {lines[-1] if lines else ''}"[:300]
+
+
+def measure_bundle(
+    manifest: Dict[str, Any],
+    load_library: Callable[[str], Any],
+    device,
+    min_seconds: float = 2e-3,
+    repeat: int = 5,
+    log: Callable[[str], None] = print,
+) -> Dict[str, Any]:
+    """Time every candidate of a tuning bundle.
+
+    Parameters
+    ----------
+    manifest : Dict[str, Any]
+        The bundle's ``manifest.json``.
+    load_library : Callable[[str], Any]
+        Loads a library of the bundle by its file name (locally, or uploaded over RPC).
+    device : tvm.runtime.Device
+        The OpenCL device to time on.
+    min_seconds : float
+        Length of one timing sample.
+    repeat : int
+        Samples per candidate.
+    log : Callable[[str], None]
+        Where progress lines go.
+
+    Returns
+    -------
+    times : Dict[str, Any]
+        ``{"format", "device": {"name", "driver"}, "results": {func: {"run_secs"} or
+        {"error"}}}``.
+    """
+    results: Dict[str, Any] = {}
+    for task in manifest["tasks"]:
+        try:
+            lib = load_library(task["lib"])
+            args = alloc_image_arguments(device, task["args"], 1, seed=task["index"])[0]
+        except Exception as err:  # pylint: disable=broad-except
+            for cand in task["candidates"]:
+                results[cand["func"]] = {"error": "load: " + _one_line(err)}
+            log(f"task {task['name']}: {_one_line(err)}")
+            continue
+        best = None
+        for cand in task["candidates"]:
+            try:
+                secs = time_function(lib, cand["func"], device, args, min_seconds, repeat)
+                results[cand["func"]] = {"run_secs": secs}
+                median = float(np.median(secs))
+                best = median if best is None else min(best, median)
+            except Exception as err:  # pylint: disable=broad-except
+                results[cand["func"]] = {"error": _one_line(err)}
+        default = results.get(task["candidates"][0]["func"], {}).get("run_secs")
+        if default and best:
+            log(
+                f"task {task['name']}: {len(task['candidates'])} candidates, default "
+                f"{np.median(default) * 1e6:.1f} us, best {best * 1e6:.1f} us"
+            )
+    return {"format": TIMES_FORMAT, "device": device_identity(device), "results": results}
+
+
+def _load_opencl_runtime(tvm) -> None:
+    """With ``TVM_USE_RUNTIME_LIB=1`` no backend registers itself: load the OpenCL one."""
+    if tvm.runtime.enabled("opencl"):
+        return
+    lib = os.path.join(os.path.dirname(tvm.__file__), "lib", "libtvm_runtime_opencl.so")
+    ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
+
+
+def _select_device(tvm):
+    """OpenCL device ``TVM_OPENCL_DEVICE`` names (a substring of its name), else device 0."""
+    wanted = os.environ.get("TVM_OPENCL_DEVICE", "").lower()
+    for index in range(16):
+        dev = tvm.opencl(index)
+        if not dev.exist:
+            break
+        if not wanted or wanted in str(dev.device_name).lower():
+            return dev
+    return tvm.opencl(0)
+
+
+def main() -> int:
+    """Command line: time the candidates of a bundle on this machine's OpenCL device."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bundle", type=pathlib.Path, required=True)
+    parser.add_argument("--out", type=pathlib.Path, required=True)
+    parser.add_argument("--min-ms", type=float, default=2.0, help="length of one sample")
+    parser.add_argument("--repeat", type=int, default=5, help="samples per candidate")
+    args = parser.parse_args()
+    import tvm  # pylint: disable=import-outside-toplevel
+
+    _load_opencl_runtime(tvm)
+    dev = _select_device(tvm)
+    manifest = json.loads((args.bundle / "manifest.json").read_text(encoding="utf-8"))
+    start = time.perf_counter()
+    times = measure_bundle(
+        manifest,
+        lambda name: tvm.runtime.load_module(str(args.bundle / "lib" / name)),
+        dev,
+        min_seconds=args.min_ms * 1e-3,
+        repeat=args.repeat,
+    )
+    times["seconds"] = round(time.perf_counter() - start, 1)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(times, indent=1), encoding="utf-8")
+    print(f"timed {len(times['results'])} candidates on {times['device']} in {times['seconds']} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,407 @@
+# Licensed to the Apache Software Foundation (ASF) under one
+# or more contributor license agreements.  See the NOTICE file
+# distributed with this work for additional information
+# regarding copyright ownership.  The ASF licenses this file
+# to you under the Apache License, Version 2.0 (the
+# "License"); you may not use this file except in compliance
+# with the License.  You may obtain a copy of the License at
+#
+#   http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing,
+# software distributed under the License is distributed on an
+# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+# KIND, either express or implied.  See the License for the
+# specific language governing permissions and limitations
+# under the License.
+"""Tune the Adreno schedules of a Relax model into a MetaSchedule database.
+
+Three steps, so that the device needs only TVM's runtime:
+
+1. :func:`build_candidates` (here, with the compiler): run the Adreno pipeline up to its
+   schedule rules, extract the workloads as MetaSchedule does
+   (:func:`~tvm.s_tir.meta_schedule.relax_integration.extract_tasks`), enumerate each
+   workload's candidates (:func:`~.space.candidates`), compile them, one library per workload,
+   and write a bundle: the libraries, ``manifest.json`` (what to time, argument scopes
+   included), ``device_measure.py`` and ``pending.json`` (the traces, kept on this side).
+2. Time the bundle on the device: :func:`measure_local` (an OpenCL device of this machine),
+   :func:`measure_rpc` (a device behind a TVM RPC tracker: a phone), or ``device_measure.py``
+   run where the bundle was carried (a machine without the compiler).
+3. :func:`commit_times`: the times become tuning records of a MetaSchedule JSON database
+   that records the device (:mod:`.database`).
+
+A later compilation under the database (``with database: tvm.compile(...)``) takes the
+fastest record of each workload it holds (``relax.transform.MetaScheduleApplyDatabase`` in
+the Adreno pipeline) and the default rules for the rest. :func:`tune` runs the three steps.
+"""
+
+import json
+import pathlib
+import shutil
+import time
+from typing import Any, Callable, Dict, List, Optional, Union
+
+import numpy as np
+
+import tvm
+from tvm import relax
+from tvm.ir import IRModule
+from tvm.target import Target
+
+from ..arg_info import ArgInfo
+from ..database import TuningRecord, Workload
+from ..relax_integration import extract_tasks as _ms_extract_tasks
+from . import device_measure
+from .database import create_database
+from .space import candidates
+
+_SCHEDULE_PASSES = ("ApplyDefaultSchedule", "MetaScheduleApplyDatabase")
+Path = Union[str, pathlib.Path]
+
+
+def _pass_name(pass_obj) -> str:
+    return pass_obj.info.name
+
+
+def _pre_schedule_passes(target: Target) -> List[tvm.transform.Pass]:
+    passes = relax.pipeline.library_dispatch_passes(target)
+    legalize = relax.pipeline.legalize_passes(target)
+    cut = next(
+        (i for i, p in enumerate(legalize) if _pass_name(p) in _SCHEDULE_PASSES), len(legalize)
+    )
+    return passes + legalize[:cut]
+
+
+def schedule_rules(target: Target) -> List[Any]:
+    """The dlight rules of the target's pipeline, in its order (its first ApplyDefaultSchedule)."""
+    with target:
+        for pass_obj in relax.pipeline.legalize_passes(target):
+            if _pass_name(pass_obj) == "ApplyDefaultSchedule":
+                return list(pass_obj.rules)
+    raise ValueError(f"the Relax pipeline of {target} applies no dlight rules: nothing to tune")
+
+
+def extract_tasks(mod: IRModule, target: Target) -> List[Any]:
+    """The workloads of ``mod`` as the pipeline schedules them (MetaSchedule ExtractedTasks).
+
+    Parameters
+    ----------
+    mod : IRModule
+        The Relax model.
+    target : Target
+        The Adreno target.
+
+    Returns
+    -------
+    tasks : List[tvm.s_tir.meta_schedule.ExtractedTask]
+        One per distinct PrimFunc right before the schedule rules, weighted by its uses.
+    """
+    with target:
+        lowered = tvm.transform.Sequential(_pre_schedule_passes(target))(mod)
+    return list(_ms_extract_tasks(lowered, target))
+
+
+def args_info_with_scopes(func: tvm.tirx.PrimFunc) -> Optional[List[List[Any]]]:
+    """The argument records of ``func`` (scope included); None when a parameter is not a
+    buffer of static shape."""
+    specs = []
+    for param in func.params:
+        buf = param.ty
+        if not isinstance(buf, tvm.tirx.buffer.BufferType):
+            return None
+        if not all(isinstance(dim, (int, tvm.tirx.IntImm)) for dim in buf.shape):
+            return None
+        scope = str(buf.storage_scope) or "global"
+        specs.append(["TENSOR", str(buf.dtype), [int(d) for d in buf.shape], scope])
+    return specs
+
+
+def _with_host(target: Target) -> Target:
+    return target if target.host is not None else Target(target, host="llvm")
+
+
+def _compile(funcs: Dict[str, Any], target: Target):
+    mod = IRModule(dict(funcs))
+    return tvm.compile(mod, target=_with_host(target))
+
+
+def _compile_each(funcs: Dict[str, Any], target: Target, log) -> Dict[str, Any]:
+    """Keep the candidates that compile on their own (one failed the batch)."""
+    kept = {}
+    for name, func in funcs.items():
+        try:
+            _compile({name: func}, target)
+            kept[name] = func
+        except Exception as err:  # pylint: disable=broad-except
+            log(f"  candidate {name} does not compile: {device_measure._one_line(err)}")
+    return kept
+
+
+def build_candidates(  # pylint: disable=too-many-locals
+    mod: IRModule,
+    target: Target,
+    bundle: Path,
+    max_candidates: Optional[int] = None,
+    seed: int = 0,
+    name: str = "model",
+    log: Callable[[str], None] = print,
+) -> Dict[str, Any]:
+    """Compile every candidate schedule of every workload of ``mod`` into a bundle.
+
+    Parameters
+    ----------
+    mod : IRModule
+        The Relax model.
+    target : Target
+        The Adreno target (``host`` defaults to ``llvm``).
+    bundle : Path
+        Folder to write; an existing bundle there is extended (several models in one bundle).
+    max_candidates : Optional[int]
+        Candidates per workload, the default included (None: the whole space).
+    seed : int
+        Seed of the draw when the space is larger than ``max_candidates``.
+    name : str
+        Model name, prefixed to the task names.
+    log : Callable[[str], None]
+        Where progress lines go.
+
+    Returns
+    -------
+    manifest : Dict[str, Any]
+        The bundle's ``manifest.json`` after this model was added.
+    """
+    folder = pathlib.Path(bundle)
+    (folder / "lib").mkdir(parents=True, exist_ok=True)
+    manifest = _read_json(folder / "manifest.json", {"target": str(target), "tasks": []})
+    pending = _read_json(folder / "pending.json", {"workloads": [], "candidates": {}})
+    rules = schedule_rules(target)
+    known = {wl[0] for wl in pending["workloads"]}
+    for task in extract_tasks(mod, target):
+        workload_mod = task.dispatched[0]
+        func = workload_mod["main"]
+        args = args_info_with_scopes(func)
+        workload = Workload(workload_mod)
+        key = workload.as_json()[0]
+        if args is None or key in known:
+            continue  # symbolic shapes (generic GPU rules), or a workload already in the bundle
+        cands = candidates(workload_mod, target, rules, max_candidates, seed + len(known))
+        if len(cands) < 2:
+            continue  # nothing to choose: the default is used without a record
+        index = len(manifest["tasks"])
+        funcs = {
+            f"t{index:04d}_c{i:03d}": c.schedule.mod["main"].with_attr(
+                "global_symbol", f"t{index:04d}_c{i:03d}"
+            )
+            for i, c in enumerate(cands)
+        }
+        start = time.perf_counter()
+        try:
+            lib = _compile(funcs, target)
+        except Exception:  # pylint: disable=broad-except
+            funcs = _compile_each(funcs, target, log)
+            if f"t{index:04d}_c000" not in funcs:
+                continue  # the default itself does not compile: the pipeline reports it
+            lib = _compile(funcs, target)
+        lib_name = f"task_{index:04d}.so"
+        lib.export_library(str(folder / "lib" / lib_name))
+        known.add(key)
+        pending["workloads"].append(workload.as_json())
+        entries = []
+        for i, cand in enumerate(cands):
+            func_name = f"t{index:04d}_c{i:03d}"
+            if func_name not in funcs:
+                continue
+            record = TuningRecord(
+                cand.schedule.trace, workload, None, target, ArgInfo.from_prim_func(func)
+            )
+            pending["candidates"][func_name] = {
+                "workload": len(pending["workloads"]) - 1,
+                "record": record.as_json(),
+            }
+            entries.append({"func": func_name, **cand.describe()})
+        task_name = f"{name}/{task.task_name}"
+        manifest["tasks"].append(
+            {
+                "index": index,
+                "name": task_name,
+                "weight": int(task.weight),
+                "lib": lib_name,
+                "args": args,
+                "candidates": entries,
+            }
+        )
+        log(
+            f"built {task_name}: {len(entries)} candidates ({cands[0].rule}) in "
+            f"{time.perf_counter() - start:.1f} s"
+        )
+    shutil.copy2(device_measure.__file__, folder / "device_measure.py")
+    _write_json(folder / "manifest.json", manifest)
+    _write_json(folder / "pending.json", pending)
+    return manifest
+
+
+def _read_json(path: pathlib.Path, default):
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else default
+
+
+def _write_json(path: pathlib.Path, data) -> None:
+    path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+
+
+def measure_local(bundle: Path, device=None, **kwargs) -> Dict[str, Any]:
+    """Time a bundle on an OpenCL device of this machine (default ``tvm.opencl(0)``);
+    ``kwargs`` go to :func:`~.device_measure.measure_bundle`."""
+    folder = pathlib.Path(bundle)
+    manifest = _read_json(folder / "manifest.json", None)
+    dev = device if device is not None else tvm.opencl(0)
+    return device_measure.measure_bundle(
+        manifest, lambda lib: tvm.runtime.load_module(str(folder / "lib" / lib)), dev, **kwargs
+    )
+
+
+def measure_rpc(
+    bundle: Path, host: str, port: int, key: str, session_timeout: float = 600.0, **kwargs
+) -> Dict[str, Any]:
+    """Time a bundle on the OpenCL device of an RPC server registered at a tracker.
+
+    Parameters
+    ----------
+    bundle : Path
+        The bundle folder.
+    host, port, key : str, int, str
+        The tracker and the device key the server registered with
+        (``python -m tvm.exec.rpc_server --tracker=HOST:PORT --key=KEY`` on the device).
+    session_timeout : float
+        Seconds the session may last.
+    kwargs
+        Passed to :func:`~.device_measure.measure_bundle`.
+
+    Returns
+    -------
+    times : Dict[str, Any]
+        As :func:`~.device_measure.measure_bundle`, with the remote device's name and driver.
+    """
+    from tvm import rpc  # pylint: disable=import-outside-toplevel
+
+    folder = pathlib.Path(bundle)
+    manifest = _read_json(folder / "manifest.json", None)
+    session = rpc.connect_tracker(host, port).request(
+        key, priority=1, session_timeout=session_timeout
+    )
+
+    def _load(lib: str):
+        session.upload(str(folder / "lib" / lib))
+        return session.load_module(lib)
+
+    return device_measure.measure_bundle(manifest, _load, session.cl(0), **kwargs)
+
+
+def commit_times(bundle: Path, times: Dict[str, Any], database: Path) -> List[Dict[str, Any]]:
+    """Write the measured candidates of a bundle as tuning records of a database.
+
+    Parameters
+    ----------
+    bundle : Path
+        The bundle the times are of (its ``pending.json`` holds the traces).
+    times : Dict[str, Any]
+        What ``device_measure`` returned or wrote.
+    database : Path
+        The database folder (created; one of another device is refused).
+
+    Returns
+    -------
+    summary : List[Dict[str, Any]]
+        Per task: its name, the default's and the best candidate's median time (us) and the
+        best candidate's rule and knobs; also written to ``summary.json`` in the database.
+    """
+    folder = pathlib.Path(bundle)
+    if times.get("format") != device_measure.TIMES_FORMAT:
+        raise ValueError(f"not the times of a tuning bundle (format {times.get('format')!r})")
+    manifest = _read_json(folder / "manifest.json", None)
+    pending = _read_json(folder / "pending.json", None)
+    records_db = create_database(database, times["device"], target=manifest["target"])
+    workloads = [Workload.from_json(w) for w in pending["workloads"]]
+    committed = {}
+    summary = _read_json(pathlib.Path(database) / "summary.json", [])
+    for task in manifest["tasks"]:
+        medians = {}
+        for cand in task["candidates"]:
+            result = times["results"].get(cand["func"], {})
+            if "run_secs" not in result:
+                continue
+            entry = pending["candidates"][cand["func"]]
+            index = entry["workload"]
+            if index not in committed:
+                committed[index] = records_db.commit_workload(workloads[index].mod)
+            record = TuningRecord.from_json(entry["record"], workloads[index])
+            records_db.commit_tuning_record(
+                TuningRecord(
+                    record.trace,
+                    committed[index],
+                    [float(v) for v in result["run_secs"]],
+                    record.target,
+                    record.args_info,
+                )
+            )
+            medians[cand["func"]] = float(np.median(result["run_secs"]))
+        if not medians:
+            continue
+        best = min(medians, key=medians.get)
+        default = task["candidates"][0]["func"]
+        chosen = next(c for c in task["candidates"] if c["func"] == best)
+        summary = [row for row in summary if row["task"] != task["name"]]
+        summary.append(
+            {
+                "task": task["name"],
+                "weight": task["weight"],
+                "candidates": len(medians),
+                "default_us": round(medians[default] * 1e6, 2) if default in medians else None,
+                "best_us": round(medians[best] * 1e6, 2),
+                "rule": chosen["rule"],
+                "knobs": chosen["knobs"],
+            }
+        )
+    _write_json(pathlib.Path(database) / "summary.json", summary)
+    return summary
+
+
+def tune(
+    mod: IRModule,
+    target: Target,
+    database: Path,
+    work_dir: Path,
+    measure: Optional[Callable[[Path], Dict[str, Any]]] = None,
+    max_candidates: Optional[int] = None,
+    log: Callable[[str], None] = print,
+):
+    """Tune ``mod`` for ``target``: build, measure, commit (see the module docstring).
+
+    Parameters
+    ----------
+    mod : IRModule
+        The Relax model.
+    target : Target
+        The Adreno target.
+    database : Path
+        The database folder the records go to.
+    work_dir : Path
+        Folder for the bundle (replaced).
+    measure : Optional[Callable[[Path], Dict[str, Any]]]
+        Times a bundle: :func:`measure_local` (the default) or
+        ``functools.partial(measure_rpc, host=..., port=..., key=...)``.
+    max_candidates : Optional[int]
+        Candidates per workload (the number of trials), the default schedule included.
+    log : Callable[[str], None]
+        Where progress lines go.
+
+    Returns
+    -------
+    database : tvm.s_tir.meta_schedule.database.JSONDatabase
+        The database, ready for ``with database:``.
+    """
+    bundle = pathlib.Path(work_dir) / "bundle"
+    shutil.rmtree(bundle, ignore_errors=True)
+    build_candidates(mod, target, bundle, max_candidates=max_candidates, log=log)
+    times = (measure or measure_local)(bundle)
+    commit_times(bundle, times, database)
+    return create_database(database, times["device"], target=str(target))
