@@ -19,11 +19,20 @@
 Adreno schedule rules.
 """
 
+from .config import (
+    Conv2dConfig,
+    FallbackConfig,
+    GroupConv2dConfig,
+    LayoutTransformConfig,
+    ReductionConfig,
+    RuleConfig,
+    WinogradConfig,
+)
 from .convolution import Conv2d
 from .layout_transform import LayoutTransform
 from .fallback import Fallback
 from .pool import Pool2D
 from .symbolic_shape import SymbolicShapeFallback
-from .reduction import Reduction, ReductionConfig
+from .reduction import Reduction
 from .group_conv import GroupConv2d
 from .winograd import Winograd

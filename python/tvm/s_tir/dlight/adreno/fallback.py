@@ -40,6 +40,7 @@ from tvm.target import Target
 
 from .. import analysis
 from .base import AdrenoScheduleRule
+from .config import FallbackConfig
 
 
 def _assert_gpu_target(target: Target):
@@ -82,7 +83,17 @@ def _reads_pointwise(consumer: s_tir.SBlock, producer: s_tir.SBlock) -> bool:
 
 # pylint: disable=invalid-name,missing-function-docstring,unused-variable,unused-import
 class Fallback(AdrenoScheduleRule):
-    """Texture Based Fallback Schedule(s) for Adreno"""
+    """Texture Based Fallback Schedule(s) for Adreno.
+
+    Parameters
+    ----------
+    config : FallbackConfig | None
+        The knobs; None takes ``FallbackConfig.from_target`` of the target being scheduled.
+    """
+
+    def __init__(self, config: FallbackConfig | None = None):
+        super().__init__()
+        self.config = config
 
     @staticmethod
     def schedule_inline_blocks(
@@ -145,7 +156,17 @@ class Fallback(AdrenoScheduleRule):
         return False
 
     @staticmethod
-    def schedule_default(sch: s_tir.Schedule, blk: s_tir.schedule.SBlockRV):
+    def schedule_default(
+        sch: s_tir.Schedule,
+        blk: s_tir.schedule.SBlockRV,
+        config: FallbackConfig | None = None,
+    ):
+        """Schedule one block: its spatial loops fused over ``config.threads`` threads, the
+        innermost axis of its output vectorized (a texture pixel).  Without ``config``, the
+        knobs of the current target (256 threads without one)."""
+        if config is None:
+            tgt = Target.current(allow_none=True)
+            config = FallbackConfig.from_target(tgt) if tgt is not None else FallbackConfig()
         block_info = analysis.get_sblock_info(sch, blk)
 
         s_loops, r_loops, o_loops = [], [], []
@@ -170,11 +191,8 @@ class Fallback(AdrenoScheduleRule):
         sch.reorder(*s_loops, *o_outer, *r_loops, *o_inner)
 
         assert s_loops
-        tgt = Target.current(allow_none=True)
-
         b = sch.fuse(*s_loops)
-        tx_extent = get_max_threads_per_block(tgt) if tgt is not None else 256
-        bx, tx = sch.split(b, [None, tx_extent])
+        bx, tx = sch.split(b, [None, config.threads])
         sch.bind(bx, "blockIdx.x")
         sch.bind(tx, "threadIdx.x")
 
@@ -190,7 +208,7 @@ class Fallback(AdrenoScheduleRule):
             sch.vectorize(v_loop)
 
     @staticmethod
-    def schedule_fallback(sch):
+    def schedule_fallback(sch, config: FallbackConfig | None = None):
         root_block = analysis.get_root_block(sch)
         blocks = sch.get_child_blocks(root_block)
 
@@ -203,11 +221,11 @@ class Fallback(AdrenoScheduleRule):
         remaining_blocks = [blk for blk in blocks if blk not in schedule_blocks]
 
         for blk in schedule_blocks:
-            Fallback.schedule_default(sch, blk)
+            Fallback.schedule_default(sch, blk, config)
         remaining_blocks = Fallback.schedule_inline_blocks(sch, remaining_blocks)
         # TODO: Analyze unscheduled blocks to schedule instead of relying on remaining
         for blk in remaining_blocks:
-            Fallback.schedule_default(sch, blk)
+            Fallback.schedule_default(sch, blk, config)
 
     def apply(  # pylint: disable=too-many-locals
         self,
@@ -231,5 +249,5 @@ class Fallback(AdrenoScheduleRule):
         if not any("texture" in block.write_bufs(sch)[0].get_scope() for block in block_infos):
             return None
 
-        Fallback.schedule_fallback(sch)
+        Fallback.schedule_fallback(sch, self.config or FallbackConfig.from_target(target))
         return sch

@@ -39,7 +39,7 @@ from tvm.target import Target
 
 from ..analysis.common_analysis import get_sblockrealize
 from .base import AdrenoScheduleRule
-from .reduction import ReductionConfig
+from .config import ReductionConfig
 
 # The pixel of a texture holds 4 channels (RGBA); packed layouts end with an axis of 4.
 _LANES = 4

@@ -33,7 +33,6 @@ Two schedules, chosen by the number of reduced elements per output:
   typical of global pooling and reductions over whole channels or images.
 """
 
-import dataclasses
 from typing import List, Optional
 
 from tvm import s_tir, tirx
@@ -41,62 +40,10 @@ from tvm.target import Target
 
 from ..analysis.common_analysis import get_sblockrealize
 from .base import AdrenoScheduleRule
+from .config import ReductionConfig
 
 # The pixel of a texture holds 4 channels (RGBA); packed layouts end with an axis of 4.
 _LANES = 4
-
-
-@dataclasses.dataclass(frozen=True)
-class ReductionConfig:
-    """Per-target knobs of the reduction schedules.
-
-    Parameters
-    ----------
-    max_serial_elements : int
-        Largest number of reduced elements per output that one thread reduces alone; above it
-        the threads of a work group share the reduction.
-    serial_threads : int
-        Work-group size of the serial schedule (threads, one output each).
-    split_threads : int
-        Work-group size of the cross-thread schedule (threads sharing one output).
-    """
-
-    # Measured with bench/reduction_threshold.py (both schedules forced, the reduction kernel
-    # alone reading a texture, float32, device timer, median of 15 samples after warm-up) on
-    # an NVIDIA H200 through OpenCL, 2026-11-30 (bench/results/2026-11-30-nvidia-h200-
-    # reduction-threshold.csv).  Serial time / split time, > 1 where the split schedule wins:
-    #
-    #   reduced elements n                  4     8    16    32    64   128   256  1024  4096
-    #   sum over H, W; 16 output pixels  0.94  0.99  1.00  1.22  2.14  4.14  7.85  28.3  13.5
-    #   same, 128 output pixels          0.95  0.93  0.99  0.99  0.98  0.99  1.57  4.90  10.1
-    #   same, 1024 output pixels         0.96  0.97  1.01  1.01  0.98  0.97  1.61  2.89  3.76
-    #   sum over channels; 196 outputs   0.98  1.02  1.04  1.03  1.19  2.15  4.00  12.5  50.8
-    #
-    # Up to 16 elements the two are within 4%, or the serial one is up to 7% faster; from 32 on
-    # the split schedule is never more than 3% slower, and 2x faster already at 64 (few outputs).
-    # Kernels under about 7 us are launch-bound there, which flattens the small counts.  On
-    # PoCL (a CPU without fast local memory) the serial schedule wins almost everywhere
-    # (bench/results/2026-11-30-pocl-reduction-threshold.csv): it cannot place the switch.
-    # The Relay-era Adreno schedules switched at 50, not measured again here.
-    max_serial_elements: int = 16
-    # Adreno GPUs run 64 to 128 threads per wave; 64 keeps small outputs in one wave.
-    serial_threads: int = 64
-    # A power of two (the cross-thread tree reduction halves it); 64 threads of 4 lanes read
-    # 256 values per step, enough to hide the texture latency on a single output.
-    split_threads: int = 64
-
-    @staticmethod
-    def from_target(target: Target) -> "ReductionConfig":
-        """The configuration for ``target``, bounded by its thread limit."""
-        max_threads = (
-            int(target.attrs["max_num_threads"]) if "max_num_threads" in target.attrs else 256
-        )
-        base = ReductionConfig()
-        return dataclasses.replace(
-            base,
-            serial_threads=min(base.serial_threads, max_threads),
-            split_threads=min(base.split_threads, max_threads),
-        )
 
 
 def _static_int(value) -> Optional[int]:

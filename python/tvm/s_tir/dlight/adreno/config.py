@@ -1,0 +1,296 @@
+# Licensed to the Apache Software Foundation (ASF) under one
+# or more contributor license agreements.  See the NOTICE file
+# distributed with this work for additional information
+# regarding copyright ownership.  The ASF licenses this file
+# to you under the Apache License, Version 2.0 (the
+# "License"); you may not use this file except in compliance
+# with the License.  You may obtain a copy of the License at
+#
+#   http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing,
+# software distributed under the License is distributed on an
+# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+# KIND, either express or implied.  See the License for the
+# specific language governing permissions and limitations
+# under the License.
+"""Per-target knobs of the Adreno schedule rules.
+
+Every rule reads its numbers from one frozen dataclass of this module, chosen from the target
+by ``from_target``; a rule never carries a tuning constant of its own. Each field is made by
+:func:`knob`: its default, the values a tuner may try instead (the rule's search space, read by
+:mod:`tvm.s_tir.meta_schedule.adreno`), and why the default is what it is.
+
+A new device is a new ``from_target`` branch or a config passed to the rule, not a new branch
+in the rule. Knobs named in ``THREAD_KNOBS`` are work-group sizes: ``from_target`` and
+:meth:`RuleConfig.space` bound them by the target's ``max_num_threads``.
+"""
+
+import dataclasses
+import itertools
+from typing import Any, ClassVar, Dict, List, Sequence, Tuple, TypeVar
+
+from tvm.target import Target
+
+ConfigT = TypeVar("ConfigT", bound="RuleConfig")
+
+
+def knob(default: Any, choices: Sequence[Any], why: str) -> Any:
+    """A knob of a rule config: a dataclass field with its search space and its reason.
+
+    Parameters
+    ----------
+    default : Any
+        The value the rule uses untuned.
+    choices : Sequence[Any]
+        The values a tuner may try; the default is always one of them.
+    why : str
+        The reason for the default (what was measured, or which engine does the same).
+
+    Returns
+    -------
+    field : dataclasses.Field
+        The field, to be assigned in a ``RuleConfig`` dataclass body.
+    """
+    values = tuple(choices)
+    if default not in values:
+        values = (default,) + values
+    return dataclasses.field(default=default, metadata={"choices": values, "why": why})
+
+
+def _max_threads(target: Target) -> int:
+    # 256: what TVM assumes for a GPU that names no limit (and the Adreno tags' limit).
+    return int(target.attrs["max_num_threads"]) if "max_num_threads" in target.attrs else 256
+
+
+@dataclasses.dataclass(frozen=True)
+class RuleConfig:
+    """Base of the rule configs: the target bound and the enumerated search space."""
+
+    THREAD_KNOBS: ClassVar[Tuple[str, ...]] = ()
+
+    @classmethod
+    def from_target(cls: type, target: Target) -> ConfigT:
+        """The defaults, with every work-group size bounded by the target's thread limit."""
+        limit = _max_threads(target)
+        base = cls()
+        return dataclasses.replace(
+            base, **{name: min(getattr(base, name), limit) for name in cls.THREAD_KNOBS}
+        )
+
+    @classmethod
+    def choices(cls) -> Dict[str, Tuple[Any, ...]]:
+        """Knob name -> the values a tuner may try (a fixed field: its default alone)."""
+        return {
+            field.name: field.metadata.get("choices", (field.default,))
+            for field in dataclasses.fields(cls)
+        }
+
+    @classmethod
+    def why(cls, name: str) -> str:
+        """The reason given for the default of knob ``name``."""
+        field = next(f for f in dataclasses.fields(cls) if f.name == name)
+        return field.metadata.get("why", "")
+
+    def space(self, target: Target) -> List["RuleConfig"]:
+        """Every combination of the knobs' choices that the target accepts, ``self`` first.
+
+        Parameters
+        ----------
+        target : Target
+            Work-group sizes above its ``max_num_threads`` are left out.
+
+        Returns
+        -------
+        configs : List[RuleConfig]
+            Distinct configs; the first is ``self`` (the untuned schedule is always measured).
+        """
+        limit = _max_threads(target)
+        names = list(self.choices())
+        axes = []
+        for name, values in self.choices().items():
+            if name in self.THREAD_KNOBS:
+                values = tuple(v for v in values if v <= limit) or (min(values),)
+            axes.append(values)
+        configs = [self]
+        for combo in itertools.product(*axes):
+            config = dataclasses.replace(self, **dict(zip(names, combo)))
+            if config not in configs:
+                configs.append(config)
+        return configs
+
+
+# ---------------------------------------------------------------------------------------------
+# Convolutions (rules: convolution.py, group_conv.py, winograd.py)
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Conv2dConfig(RuleConfig):
+    """Knobs of the direct ``NCHW4c`` convolution (:class:`~.convolution.Conv2d`).
+
+    Parameters
+    ----------
+    threads : int
+        Work-group size.
+    min_threads : int
+        Fewest threads that the output channel blocking may leave.
+    max_channel_blocks : int
+        Most output channel blocks (of 4 channels) that one thread computes.
+    """
+
+    THREAD_KNOBS: ClassVar[Tuple[str, ...]] = ("threads",)
+
+    threads: int = knob(
+        128,
+        (64, 128, 256),
+        "NVIDIA H200 (OpenCL, float32, ResNet-50 and MobileNetV2 layers of bench/models.py): "
+        "with min_threads 65536 the fastest or within 7% of the fastest on every layer; 256 "
+        "loses up to 40% on 7x7 maps. No Adreno device was measured.",
+    )
+    min_threads: int = knob(
+        65536,
+        (4096, 16384, 65536, 262144),
+        "same sweep as threads: against 16384, 32768 and 131072, 65536 is the fastest or "
+        "within 7% of it on every layer",
+    )
+    max_channel_blocks: int = knob(
+        8,
+        (1, 2, 4, 8),
+        "8 blocks (32 accumulators) is the blocking of the Relay-era Adreno schedule",
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class GroupConv2dConfig(RuleConfig):
+    """Knobs of the depthwise and grouped convolution (:class:`~.group_conv.GroupConv2d`).
+
+    Parameters
+    ----------
+    threads : int
+        Work-group size.
+    """
+
+    THREAD_KNOBS: ClassVar[Tuple[str, ...]] = ("threads",)
+
+    threads: int = knob(
+        64,
+        (32, 64, 128, 256),
+        "a work-group size every OpenCL device accepts and one full Adreno wave",
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class WinogradConfig(RuleConfig):
+    """Knobs of the three Winograd stages (:class:`~.winograd.Winograd`).
+
+    Parameters
+    ----------
+    threads : int
+        Work-group size of every stage.
+    """
+
+    THREAD_KNOBS: ClassVar[Tuple[str, ...]] = ("threads",)
+
+    threads: int = knob(
+        64,
+        (32, 64, 128, 256),
+        "a work-group size every OpenCL device accepts and one full Adreno wave",
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Reductions, pooling, layout transforms, the elementwise fallback
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class ReductionConfig(RuleConfig):
+    """Knobs of the reductions and pooling (:class:`~.reduction.Reduction`,
+    :class:`~.pool.Pool2D`).
+
+    Parameters
+    ----------
+    max_serial_elements : int
+        Largest number of reduced elements per output that one thread reduces alone; above it
+        the threads of a work group share the reduction.
+    serial_threads : int
+        Work-group size of the serial schedule (threads, one output each).
+    split_threads : int
+        Work-group size of the cross-thread schedule (threads sharing one output).
+    """
+
+    THREAD_KNOBS: ClassVar[Tuple[str, ...]] = ("serial_threads", "split_threads")
+
+    # Measured with bench/reduction_threshold.py (both schedules forced, the reduction kernel
+    # alone reading a texture, float32, device timer, median of 15 samples after warm-up) on
+    # an NVIDIA H200 through OpenCL, 2026-11-30 (bench/results/2026-11-30-nvidia-h200-
+    # reduction-threshold.csv).  Serial time / split time, > 1 where the split schedule wins:
+    #
+    #   reduced elements n                  4     8    16    32    64   128   256  1024  4096
+    #   sum over H, W; 16 output pixels  0.94  0.99  1.00  1.22  2.14  4.14  7.85  28.3  13.5
+    #   same, 128 output pixels          0.95  0.93  0.99  0.99  0.98  0.99  1.57  4.90  10.1
+    #   same, 1024 output pixels         0.96  0.97  1.01  1.01  0.98  0.97  1.61  2.89  3.76
+    #   sum over channels; 196 outputs   0.98  1.02  1.04  1.03  1.19  2.15  4.00  12.5  50.8
+    #
+    # Up to 16 elements the two are within 4%, or the serial one is up to 7% faster; from 32 on
+    # the split schedule is never more than 3% slower, and 2x faster already at 64 (few outputs).
+    # Kernels under about 7 us are launch-bound there, which flattens the small counts.  On
+    # PoCL (a CPU without fast local memory) the serial schedule wins almost everywhere
+    # (bench/results/2026-11-30-pocl-reduction-threshold.csv): it cannot place the switch.
+    # The Relay-era Adreno schedules switched at 50, not measured again here.
+    # Choices: 1 makes every reduction split, 1 << 30 every reduction serial.
+    max_serial_elements: int = knob(
+        16, (1, 16, 1 << 30), "the switch measured on the H200 (table above)"
+    )
+    serial_threads: int = knob(
+        64,
+        (32, 64, 128, 256),
+        "Adreno GPUs run 64 to 128 threads per wave; 64 keeps small outputs in one wave",
+    )
+    split_threads: int = knob(
+        64,
+        (16, 32, 64, 128, 256),
+        "a power of two (the cross-thread tree reduction halves it); 64 threads of 4 lanes "
+        "read 256 values per step, enough to hide the texture latency on a single output",
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class LayoutTransformConfig(RuleConfig):
+    """Knobs of the layout transforms (:class:`~.layout_transform.LayoutTransform`).
+
+    Parameters
+    ----------
+    threads : int
+        Work-group size over the fused (vectorized) output elements.
+    """
+
+    THREAD_KNOBS: ClassVar[Tuple[str, ...]] = ("threads",)
+
+    threads: int = knob(
+        256,
+        (64, 128, 256, 512, 1024),
+        "a multiple of every wave size (Adreno 64/128, NVIDIA 32) and the limit of the Adreno "
+        "tags: a copy kernel has no registers to spare, so the largest group hides most latency",
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class FallbackConfig(RuleConfig):
+    """Knobs of the elementwise fallback on textures (:class:`~.fallback.Fallback`).
+
+    Parameters
+    ----------
+    threads : int
+        Work-group size over the fused spatial loops.
+    """
+
+    THREAD_KNOBS: ClassVar[Tuple[str, ...]] = ("threads",)
+
+    threads: int = knob(
+        256,
+        (64, 128, 256, 512, 1024),
+        "the target's thread limit (256 on the Adreno tags), bounded by from_target: an "
+        "elementwise kernel holds few registers, so the largest group the device allows",
+    )
