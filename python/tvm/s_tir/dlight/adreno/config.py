@@ -127,16 +127,29 @@ class RuleConfig:
 
 @dataclasses.dataclass(frozen=True)
 class Conv2dConfig(RuleConfig):
-    """Knobs of the direct ``NCHW4c`` convolution (:class:`~.convolution.Conv2d`).
+    """Knobs of the direct ``NCHW4c`` convolution, KxK and 1x1 (:class:`~.convolution.Conv2d`).
+
+    One work item computes a tile of ``channel_blocks`` output channel blocks (of 4 channels)
+    by ``columns`` neighbouring output pixels of one row: per step of 4 input channels it reads
+    the input row segment once and the weights once and does ``channel_blocks * columns * 4``
+    float4 multiply-adds. The tile shrinks while the layer has too few work items to fill the
+    device (the occupancy guard, see :func:`~.convolution.conv_tile`).
 
     Parameters
     ----------
     threads : int
         Work-group size.
-    min_threads : int
-        Fewest threads that the output channel blocking may leave.
-    max_channel_blocks : int
-        Most output channel blocks (of 4 channels) that one thread computes.
+    channel_blocks : int
+        Most output channel blocks per work item (a power of two).
+    columns : int
+        Most output pixels of a row per work item (a divisor of the output width is taken).
+    compute_units : int
+        Compute units of the device, for the occupancy guard.
+    wave_size : int
+        Threads per wave (warp) of the device, for the occupancy guard.
+    occupancy_waves : Tuple[int, ...]
+        For each threshold the layer's waves per compute unit (at the full tile) fall below,
+        one tile dimension is halved.
     """
 
     THREAD_KNOBS: ClassVar[Tuple[str, ...]] = ("threads",)
@@ -145,19 +158,33 @@ class Conv2dConfig(RuleConfig):
         128,
         (64, 128, 256),
         "NVIDIA H200 (OpenCL, float32, ResNet-50 and MobileNetV2 layers of bench/models.py): "
-        "with min_threads 65536 the fastest or within 7% of the fastest on every layer; 256 "
+        "the fastest or within 7% of the fastest on every layer of the one-pixel schedule; 256 "
         "loses up to 40% on 7x7 maps. No Adreno device was measured.",
     )
-    min_threads: int = knob(
-        65536,
-        (4096, 16384, 65536, 262144),
-        "same sweep as threads: against 16384, 32768 and 131072, 65536 is the fastest or "
-        "within 7% of it on every layer",
-    )
-    max_channel_blocks: int = knob(
-        8,
+    channel_blocks: int = knob(
+        2,
         (1, 2, 4, 8),
-        "8 blocks (32 accumulators) is the blocking of the Relay-era Adreno schedule",
+        "8 channels per item: the largest of MNN's image conv tiles (4 ch x 4 columns, 4 ch x "
+        "4 rows, 8 ch x 4 rows); each block more reuses the input pixel once more",
+    )
+    columns: int = knob(
+        4,
+        (1, 2, 4),
+        "4 columns per item as MNN (direct conv) and MACE (1x1) do: each weight texel read is "
+        "used 4 times, and at stride 1 a 3x3 row reads 6 input pixels for 12 taps",
+    )
+    compute_units: int = knob(
+        132,
+        (132,),
+        "the streaming multiprocessors of the NVIDIA H200, the only device measured; an Adreno "
+        "config sets its own (a target carries no compute-unit count)",
+    )
+    wave_size: int = knob(32, (32,), "an NVIDIA warp (Adreno waves hold 64 or 128 threads)")
+    occupancy_waves: Tuple[int, ...] = knob(
+        (8, 4, 2),
+        ((8, 4, 2), ()),
+        "TFLite GPU's guard: below 8, 4 and 2 waves per compute unit one tile dimension is "
+        "halved each time (() turns the guard off)",
     )
 
 
@@ -169,6 +196,10 @@ class GroupConv2dConfig(RuleConfig):
     ----------
     threads : int
         Work-group size.
+    columns : int
+        Most output pixels of a row per work item of a depthwise convolution with channel
+        multiplier 1 (a divisor of the output width is taken); its window slides along the
+        input row in registers. Other grouped convolutions compute one pixel per item.
     """
 
     THREAD_KNOBS: ClassVar[Tuple[str, ...]] = ("threads",)
@@ -177,6 +208,12 @@ class GroupConv2dConfig(RuleConfig):
         64,
         (32, 64, 128, 256),
         "a work-group size every OpenCL device accepts and one full Adreno wave",
+    )
+    columns: int = knob(
+        4,
+        (1, 2, 4, 8),
+        "MNN's depthwise image kernel: 4 channels x 4 output columns per item, the 3x3 window "
+        "kept in registers (6 input pixels per row for 12 taps at stride 1)",
     )
 
 
