@@ -236,6 +236,39 @@ class WinogradConfig(RuleConfig):
     )
 
 
+@dataclasses.dataclass(frozen=True)
+class WinogradChoiceConfig(RuleConfig):
+    """Knobs of the choice between Winograd and the direct convolution, read by the Adreno
+    conv2d legalization (``relax.transform.legalize_ops.adreno.winograd_tile``) for a 3x3,
+    stride-1, ungrouped conv: not a schedule knob (the choice makes different PrimFuncs).
+
+    Parameters
+    ----------
+    min_channels : int
+        Fewest input and output channels for Winograd (more than any layer has: never).
+    tile4_min_extent : int
+        Smallest output height and width for F(4x4, 3x3); below it F(2x2, 3x3).
+    """
+
+    # Measured on ResNet-50's 3x3 layers (NVIDIA H200 OpenCL, float32, median ms, direct /
+    # F(2x2) / F(4x4); bench/results/2026-11-30-nvidia-h200-winograd-choice.csv): 64ch 56x56
+    # 0.056 / 0.089 / 0.119, 128ch 28x28 0.084 / 0.117 / 0.113, 256ch 14x14 0.135 / 0.103 /
+    # 0.091, 512ch 7x7 0.245 / 0.102 / 0.127.
+    min_channels: int = knob(
+        256,
+        (64, 128, 256, 512, 1 << 30),
+        "Winograd pays once the product (9 m^2 / (m + 2)^2 of the multiplies) outweighs the two "
+        "transforms and intermediate textures: direct won up to 128 channels, Winograd from 256 "
+        "(table above)",
+    )
+    tile4_min_extent: int = knob(
+        8,
+        (1, 8, 16, 1 << 30),
+        "F(4x4) needs enough 6x6 tiles: at 7x7 (two tiles overhanging by one row and column) "
+        "F(2x2) was faster, at 14x14 F(4x4) (table above)",
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # Reductions, pooling, layout transforms, the elementwise fallback
 # ---------------------------------------------------------------------------------------------
