@@ -54,10 +54,11 @@ sys.path.insert(0, str(HERE))
 VARIANTS = {
     "default": {},
     "guard_off": {"Conv2dConfig": {"occupancy_waves": ()}},
-    "tile_1x4": {"Conv2dConfig": {"channel_blocks": 1, "occupancy_waves": ()}},
-    "tile_4x4": {"Conv2dConfig": {"channel_blocks": 4, "occupancy_waves": ()}},
-    "dw_columns_2": {"GroupConv2dConfig": {"columns": 2}},
-    "dw_columns_8": {"GroupConv2dConfig": {"columns": 8}},
+    "guard_16_8_4": {"Conv2dConfig": {"occupancy_waves": (16, 8, 4)}},
+    "tile_2x1": {"Conv2dConfig": {"columns": 1, "occupancy_waves": ()}},
+    "tile_1x2": {"Conv2dConfig": {"channel_blocks": 1, "pointwise_columns": 2}},
+    "dw_columns_1": {"GroupConv2dConfig": {"columns": 1}},
+    "dw_columns_4": {"GroupConv2dConfig": {"columns": 4}},
 }
 
 
@@ -99,10 +100,10 @@ def _conv_calls(mod, target):
     call_tir = tvm.ir.Op.get("relax.call_tir")
     found = []
 
-    def _info(ty):
-        vdev = ty.vdevice
+    def _info(type_):
+        vdev = type_.vdevice
         scope = "global" if vdev is None else str(vdev.memory_scope)
-        return [int(d) for d in ty.shape], str(ty.dtype), scope
+        return [int(d) for d in type_.shape], str(type_.dtype), scope
 
     def _visit(expr):
         if isinstance(expr, relax.Call) and expr.op.same_as(call_tir):
@@ -145,7 +146,9 @@ def cmd_build(args) -> int:
             overrides = {} if args.generic else VARIANTS[variant]
             with _knobs(overrides):
                 calls = _conv_calls(mod, target)
-                exe = tvm.compile(mod, target=target, relax_pipeline=build_worker.lifted_pipeline(target))
+                exe = tvm.compile(
+                    mod, target=target, relax_pipeline=build_worker.lifted_pipeline(target)
+                )
             lib = f"{'-'.join(str(v) for v in layer)}__{label.replace(':', '_')}.so"
             exe.export_library(str(args.out / "lib" / lib))
             cases.append({"layer": list(layer), "label": label, "lib": lib, "calls": calls})
@@ -170,8 +173,8 @@ def _holder(module, name):
 
 
 def _layer_flop(layer):
-    cin, cout, k, stride, groups, hw = layer
-    out = (hw + 2 * (k // 2) - k) // stride + 1
+    cin, cout, k, stride, groups, size = layer
+    out = (size + 2 * (k // 2) - k) // stride + 1
     return 2.0 * cout * out * out * (cin // groups) * k * k
 
 
@@ -192,7 +195,11 @@ def cmd_device(args) -> int:
     rows = []
     for case in cases:
         layer = tuple(case["layer"])
-        row = {"device": dev.device_name, "layer": ",".join(map(str, layer)), "label": case["label"]}
+        row = {
+            "device": dev.device_name,
+            "layer": ",".join(map(str, layer)),
+            "label": case["label"],
+        }
         try:
             lib = tvm.runtime.load_module(str(args.bundle / "lib" / case["lib"]))
             total, kernels = 0.0, []

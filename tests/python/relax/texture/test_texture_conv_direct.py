@@ -63,8 +63,12 @@ CASES = {
 # The knob extremes: the guard off and the largest tile; a 3-column tile (widths 6, 9, 15).
 TILES = {
     "default": None,
-    "largest_tile": rule_config.Conv2dConfig(channel_blocks=8, columns=4, occupancy_waves=()),
-    "three_columns": rule_config.Conv2dConfig(channel_blocks=2, columns=3, occupancy_waves=()),
+    "largest_tile": rule_config.Conv2dConfig(
+        channel_blocks=8, columns=4, pointwise_columns=4, occupancy_waves=()
+    ),
+    "three_columns": rule_config.Conv2dConfig(
+        channel_blocks=2, columns=3, pointwise_columns=3, occupancy_waves=()
+    ),
     "one_pixel": rule_config.Conv2dConfig(channel_blocks=1, columns=1),
 }
 
@@ -88,15 +92,20 @@ ONE_THREAD_WAVES = rule_config.Conv2dConfig(
 @pytest.mark.parametrize(
     "shape, config, expected",
     [
-        # (output channel blocks, batch x rows, width): ResNet-50 1x1 64 -> 64 on 56x56, the
-        # default tile (2 blocks x 4 columns) leaves 8 x 56 x 14 = 6272 items, 1.5 waves per
-        # unit of the default device: halved three times (below 8, 4 and 2 waves).
+        # (output channel blocks, batch x rows, width): ResNet-50 3x3 64 -> 64 on 56x56, the
+        # default tile (2 blocks x 2 columns) leaves 8 x 56 x 28 = 12544 items, 3 waves per
+        # unit of the default device: halved twice (below 8 and 4 waves).
         ((16, 56, 56), rule_config.Conv2dConfig(), (1, 1)),
-        ((16, 56, 56), GUARD_OFF, (2, 4)),
-        # Widths: the largest divisor up to 4 columns; a power of two of the channel blocks.
+        ((16, 56, 56), GUARD_OFF, (2, 2)),
+        # Widths: the largest divisor up to the columns; a power of two of the channel blocks.
         ((12, 8, 14), GUARD_OFF, (2, 2)),
         ((3, 8, 7), GUARD_OFF, (1, 1)),
-        ((12, 8, 9), rule_config.Conv2dConfig(channel_blocks=8, occupancy_waves=()), (4, 3)),
+        ((12, 8, 9), rule_config.Conv2dConfig(channel_blocks=8, occupancy_waves=()), (4, 1)),
+        (
+            (12, 8, 9),
+            rule_config.Conv2dConfig(channel_blocks=8, columns=4, occupancy_waves=()),
+            (4, 3),
+        ),
         # The guard at each threshold: 64 items (at the 4 x 4 tile) are >= 8 waves: kept.
         ((16, 4, 16), ONE_THREAD_WAVES, (4, 4)),
         # 3 items: < 8 waves (halve the blocks), < 4 (halve the columns), not < 2: (2, 2).
@@ -113,8 +122,12 @@ def test_conv_tile(shape, config, expected):
     assert conv_rule.conv_tile(*shape, config) == expected
 
 
-def test_strided_pointwise_keeps_one_column():
-    assert conv_rule.conv_tile(16, 28, 28, GUARD_OFF, tile_columns=False) == (2, 1)
+def test_pointwise_columns():
+    """A 1x1 conv takes ``pointwise_columns`` (default 1), a KxK one ``columns``."""
+    assert conv_rule.conv_tile(16, 28, 28, GUARD_OFF, pointwise=True) == (2, 1)
+    wide = rule_config.Conv2dConfig(pointwise_columns=4, occupancy_waves=())
+    assert conv_rule.conv_tile(16, 28, 28, wide, pointwise=True) == (2, 4)
+    assert conv_rule.conv_tile(16, 28, 28, wide, pointwise=False) == (2, 2)
 
 
 def test_config_bounded_by_target_threads():

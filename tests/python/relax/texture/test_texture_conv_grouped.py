@@ -132,9 +132,12 @@ def test_depthwise_columns_numerics(case, columns, rng):
         ("depthwise_5x5_dilation2", 4, 12),
     ],
 )
-def test_depthwise_streams_rows(case, columns, window):
-    """Each item keeps ``columns`` output texels in registers and stages the input row under
-    them once per kernel row: the window slides in registers, not through the image."""
+def test_depthwise_streams_rows(case, columns, window, monkeypatch):
+    """Each item keeps ``columns`` output texels in registers (up to 4 here) and stages the
+    input row under them once per kernel row: the window slides in registers, not through
+    the image."""
+    config = rule_config.GroupConv2dConfig(columns=4)
+    monkeypatch.setattr(rule_config.GroupConv2dConfig, "from_target", lambda target: config)
     _, ex = tt.check_compile(CASES[case], "float32")
     (kernel,) = [k for n, k in tt.kernel_sources(ex).items() if "depthwise" in n]
     assert f"depthwise_conv2d_nchw4c_local_ptr[{columns}];" in kernel.body, kernel.body[:500]

@@ -142,7 +142,10 @@ class Conv2dConfig(RuleConfig):
     channel_blocks : int
         Most output channel blocks per work item (a power of two).
     columns : int
-        Most output pixels of a row per work item (a divisor of the output width is taken).
+        Most output pixels of a row per work item of a KxK conv (a divisor of the output width
+        is taken).
+    pointwise_columns : int
+        The same for a 1x1 conv.
     compute_units : int
         Compute units of the device, for the occupancy guard.
     wave_size : int
@@ -164,14 +167,24 @@ class Conv2dConfig(RuleConfig):
     channel_blocks: int = knob(
         2,
         (1, 2, 4, 8),
-        "8 channels per item: the largest of MNN's image conv tiles (4 ch x 4 columns, 4 ch x "
-        "4 rows, 8 ch x 4 rows); each block more reuses the input pixel once more",
+        "8 channels per item, the largest of MNN's image conv tiles (4 ch x 4 columns, 4 ch x "
+        "4 rows, 8 ch x 4 rows): each block more reuses the input pixel once more. On the H200 "
+        "(bench/results/2026-12-01-nvidia-h200-conv-kernels.csv) 4 blocks x 4 columns was 1.5x "
+        "to 16x slower than 2 x 1 on every layer, 2 x 2 within 10% or faster on the 7x7 stem",
     )
     columns: int = knob(
-        4,
+        2,
         (1, 2, 4),
-        "4 columns per item as MNN (direct conv) and MACE (1x1) do: each weight texel read is "
-        "used 4 times, and at stride 1 a 3x3 row reads 6 input pixels for 12 taps",
+        "output columns per item of a KxK conv: at stride 1 a 3x3 row of 2 outputs reads 4 "
+        "input pixels for 6 taps. MNN uses 4; on the H200 4 columns lost to 2 where the guard "
+        "left the tile (64 -> 256 1x1 on 56x56: 23 us at 1 x 4, 19 us at 2 x 2, 14 us at 2 x 1)",
+    )
+    pointwise_columns: int = knob(
+        1,
+        (1, 2, 4),
+        "output columns per item of a 1x1 conv: its columns share no input pixel, only the "
+        "weights, which every item of a work group reads alike; on the H200 (table of "
+        "channel_blocks) a second column made every 1x1 layer slower",
     )
     compute_units: int = knob(
         132,
@@ -210,10 +223,12 @@ class GroupConv2dConfig(RuleConfig):
         "a work-group size every OpenCL device accepts and one full Adreno wave",
     )
     columns: int = knob(
-        4,
+        2,
         (1, 2, 4, 8),
-        "MNN's depthwise image kernel: 4 channels x 4 output columns per item, the 3x3 window "
-        "kept in registers (6 input pixels per row for 12 taps at stride 1)",
+        "MNN's depthwise image kernel takes 4 channels x 4 output columns per item, the 3x3 "
+        "window in registers; on the H200 (bench/results/2026-12-01-nvidia-h200-conv-kernels"
+        ".csv) 2 columns timed as one (5.6 us at 144ch 56x56), 4 columns 8.1 us, 8 columns "
+        "12.7 us: 2 halves the image reads per output of a one-pixel item at no loss there",
     )
 
 

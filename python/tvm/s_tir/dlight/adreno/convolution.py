@@ -27,8 +27,9 @@ neighbouring output pixels of one row (:func:`conv_tile`). Per step of 4 input c
 kernel row it reads the input row segment under the tile once into registers (the window
 slides along it: at stride 1 a 3x3 row of 4 outputs reads 6 pixels for 12 taps), per tap the
 weights of the ``Vc`` blocks as vectors of 4 output channels, and does ``Vc * Vw * 4`` float4
-multiply-adds. The tile is the config's (``Conv2dConfig.channel_blocks`` x ``columns``),
-halved while the layer has too few work items to fill the device (TFLite's occupancy guard).
+multiply-adds. The tile is the config's (``Conv2dConfig.channel_blocks`` x ``columns``, or
+``pointwise_columns`` for 1x1), halved while the layer has too few work items to fill the
+device (TFLite's occupancy guard).
 The work items are a flat range over ``(n, oc / Vc, oh, ow / Vw)``, ``ow`` fastest, in work
 groups of ``Conv2dConfig.threads``. The zero padding of the input is computed inside the
 input read instead of by a kernel of its own writing the padded input to memory.
@@ -63,12 +64,13 @@ def conv_tile(
     rows: Optional[int],
     out_width: Optional[int],
     config: Conv2dConfig,
-    tile_columns: bool = True,
+    pointwise: bool = False,
 ) -> Tuple[int, int]:
     """The per-item tile ``(channel blocks, columns)`` of a convolution's output.
 
     Starts from the config's tile (the largest power of two of channel blocks dividing
-    ``out_blocks``, the largest divisor of ``out_width`` up to ``columns``) and applies the
+    ``out_blocks``, the largest divisor of ``out_width`` up to ``columns``, or
+    ``pointwise_columns`` for a 1x1 kernel) and applies the
     occupancy guard: the layer's waves per compute unit at that tile are
     ``items / (wave_size * compute_units)``; for each threshold of ``occupancy_waves`` they fall
     below, the larger tile dimension is halved (channel blocks on a tie), so a 7x7 or 14x14
@@ -84,8 +86,8 @@ def conv_tile(
         Output width (None: not static).
     config : Conv2dConfig
         The target's knobs.
-    tile_columns : bool
-        False keeps one column per item (a strided 1x1 conv: its columns share no input).
+    pointwise : bool
+        A 1x1 kernel: its columns share no input pixel, they take ``pointwise_columns``.
 
     Returns
     -------
@@ -98,7 +100,8 @@ def conv_tile(
     blocks = 1
     while blocks * 2 <= config.channel_blocks and out_blocks % (blocks * 2) == 0:
         blocks *= 2
-    columns = largest_divisor(out_width, config.columns) if tile_columns else 1
+    most_columns = config.pointwise_columns if pointwise else config.columns
+    columns = largest_divisor(out_width, most_columns)
     items = (out_blocks // blocks) * rows * (out_width // columns)
     waves = items / float(config.wave_size * config.compute_units)
     for threshold in config.occupancy_waves:
@@ -138,25 +141,11 @@ class Conv2d(AdrenoScheduleRule):
         ]
 
     @staticmethod
-    def _is_strided_pointwise(sch: s_tir.Schedule, blk: s_tir.schedule.SBlockRV) -> bool:
-        """A 1x1 kernel read at a column stride above 1: neighbouring outputs share no input.
-
-        The stride follows from the (padded) input width the block reads, ``(in - 1) // (out
-        - 1)`` for a 1x1 kernel; a dynamic shape counts as not strided."""
-        loops = sch.get_loops(blk)
-        kernel_w, out_w = _static_extent(sch, loops[7]), _static_extent(sch, loops[3])
-        in_w = sch.get(blk).reads[0].source.shape[3]
-        if kernel_w != 1 or out_w is None or out_w < 2 or not isinstance(in_w, tirx.IntImm):
-            return False
-        return (int(in_w) - 1) // (out_w - 1) > 1
-
-    @staticmethod
     def schedule_conv2d(  # pylint: disable=too-many-locals
         sch: s_tir.Schedule, blk: s_tir.schedule.SBlockRV, config: Conv2dConfig
     ) -> None:
         """Schedule the convolution block ``blk`` and inline its input padding."""
         pads = Conv2d._input_pads(sch, blk)
-        strided_pointwise = Conv2d._is_strided_pointwise(sch, blk)
         n, oc, oh, ow, ob, ic, kh, kw = sch.get_loops(blk)
         batch, height = _static_extent(sch, n), _static_extent(sch, oh)
         rows = None if batch is None or height is None else batch * height
@@ -165,7 +154,7 @@ class Conv2d(AdrenoScheduleRule):
             rows,
             _static_extent(sch, ow),
             config,
-            tile_columns=not strided_pointwise,
+            pointwise=_static_extent(sch, kh) == 1 and _static_extent(sch, kw) == 1,
         )
 
         oco, ocv = sch.split(oc, [None, blocks], preserve_unit_iters=True)

@@ -159,7 +159,14 @@ class GroupConv2d(AdrenoScheduleRule):
         n, occ, oh, ow, lane = loops[:5]
         ow_outer, ow_inner = sch.split(ow, [None, columns], preserve_unit_iters=True)
         items = sch.fuse(n, occ, oh, ow_outer, preserve_unit_iters=True)
-        bx, tx = sch.split(items, [None, config.threads], preserve_unit_iters=True)
+        # Fewer items than a work group: a work group of their number. With a single, partial
+        # work group C++ ``ReverseComputeAt`` drops the bound of the output write-back (as in
+        # ``Conv2d``): the texels of the columns would be stored past the tensor.
+        extent = sch.get(items).extent
+        threads = config.threads
+        if isinstance(extent, tirx.IntImm):
+            threads = min(threads, int(extent))
+        bx, tx = sch.split(items, [None, threads], preserve_unit_iters=True)
         sch.reorder(bx, tx, *reduce_loops, ow_inner, lane)
         sch.bind(bx, "blockIdx.x")
         sch.bind(tx, "threadIdx.x")
