@@ -34,7 +34,9 @@ Device (runtime only, the bundle of ``run.py bundle`` on PYTHONPATH):
 
 times each recorded kernel on its own (arguments allocated in their scopes, random inputs,
 device timer, median of ``--repeat`` samples of enough launches for 2 ms), sums a layer's
-kernels, and checks each Adreno variant's output against the first label's on the same inputs.
+conv kernels (``kernel_us``) and, apart, the other kernels of its ``main`` (``other_us``: the
+layout transforms into and out of the texture layout), and checks each Adreno variant's
+output against the first label's on the same inputs.
 """
 
 import argparse
@@ -89,7 +91,8 @@ def _knobs(overrides):
 
 
 def _conv_calls(mod, target):
-    """(name, [(shape, dtype, scope) of each argument, output last]) of the conv kernels."""
+    """The kernels ``main`` calls, as (name, [(shape, dtype, scope) of each argument, output
+    last]): the conv kernels, and the others (layout transforms), in two lists."""
     import tvm  # pylint: disable=import-outside-toplevel
     from tvm import relax  # pylint: disable=import-outside-toplevel
 
@@ -98,7 +101,7 @@ def _conv_calls(mod, target):
             relax.pipeline.library_dispatch_passes(target) + relax.pipeline.legalize_passes(target)
         )(mod)
     call_tir = tvm.ir.Op.get("relax.call_tir")
-    found = []
+    found, others = [], []
 
     def _info(type_):
         vdev = type_.vdevice
@@ -108,12 +111,13 @@ def _conv_calls(mod, target):
     def _visit(expr):
         if isinstance(expr, relax.Call) and expr.op.same_as(call_tir):
             name = expr.args[0].name_hint
-            if "conv2d" in name and "weight_transform" not in name:
-                args = [_info(arg.ty) for arg in expr.args[1].fields]
-                found.append((name, args + [_info(expr.ty)]))
+            if "weight_transform" in name:
+                return  # lifted: runs once with the weights, not per inference
+            args = [_info(arg.ty) for arg in expr.args[1].fields] + [_info(expr.ty)]
+            (found if "conv2d" in name else others).append((name, args))
 
     relax.analysis.post_order_visit(lowered["main"], _visit)
-    return found
+    return found, others
 
 
 def _applies(variant: str, layer) -> bool:
@@ -145,13 +149,15 @@ def cmd_build(args) -> int:
             label = args.label if variant == "default" else f"{args.label}:{variant}"
             overrides = {} if args.generic else VARIANTS[variant]
             with _knobs(overrides):
-                calls = _conv_calls(mod, target)
+                calls, others = _conv_calls(mod, target)
                 exe = tvm.compile(
                     mod, target=target, relax_pipeline=build_worker.lifted_pipeline(target)
                 )
             lib = f"{'-'.join(str(v) for v in layer)}__{label.replace(':', '_')}.so"
             exe.export_library(str(args.out / "lib" / lib))
-            cases.append({"layer": list(layer), "label": label, "lib": lib, "calls": calls})
+            cases.append(
+                {"layer": list(layer), "label": label, "lib": lib, "calls": calls, "others": others}
+            )
             print(f"built {lib}: {[name for name, _ in calls]}", flush=True)
     path = args.out / f"cases-{args.label}.json"
     path.write_text(json.dumps(cases, indent=1), encoding="utf-8")
@@ -204,17 +210,7 @@ def cmd_device(args) -> int:
             lib = tvm.runtime.load_module(str(args.bundle / "lib" / case["lib"]))
             total, kernels = 0.0, []
             for name, infos in case["calls"]:
-                holder = _holder(lib, name)
-                tensors = []
-                for shape, dtype, scope in infos:
-                    tensor = tvm.runtime.empty(tuple(shape), dtype, dev, mem_scope=scope)
-                    tensor.copyfrom(rng.uniform(-1, 1, size=shape).astype(dtype))
-                    tensors.append(tensor)
-                holder[name](*tensors)
-                probe = holder.time_evaluator(name, dev, number=5, repeat=3)(*tensors)
-                number = max(1, min(2000, int(2e-3 / max(probe.mean, 1e-7))))
-                res = holder.time_evaluator(name, dev, number=number, repeat=args.repeat)(*tensors)
-                median = float(np.median(res.results))
+                median, tensors = _time_kernel(lib, name, infos, dev, rng, args.repeat)
                 total += median
                 kernels.append(f"{name}={median * 1e6:.1f}")
                 if len(case["calls"]) == 1:
@@ -222,10 +218,20 @@ def cmd_device(args) -> int:
                         [t.numpy() for t in tensors[:-1]],
                         tensors[-1].numpy(),
                     )
+            other_total, others = 0.0, []
+            for name, infos in case.get("others", []):
+                if _holder(lib, name) is None:
+                    others.append(f"{name}=absent")
+                    continue
+                median, _ = _time_kernel(lib, name, infos, dev, rng, args.repeat)
+                other_total += median
+                others.append(f"{name}={median * 1e6:.1f}")
             row.update(
                 kernel_us=round(total * 1e6, 2),
                 gflops=round(_layer_flop(layer) / total / 1e9, 1),
                 kernels=" ".join(kernels),
+                other_us=round(other_total * 1e6, 2),
+                others=" ".join(others),
                 status="ok",
             )
         except Exception as err:  # pylint: disable=broad-except
@@ -234,13 +240,32 @@ def cmd_device(args) -> int:
         print(row, flush=True)
     _check_against_first(cases, outputs, rows, args, dev)
     fields = ["device", "layer", "label", "kernel_us", "gflops", "max_abs_diff", "status"]
-    fields += ["kernels", "error"]
+    fields += ["kernels", "other_us", "others", "error"]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=fields)
         writer.writeheader()
         writer.writerows(rows)
     return 0
+
+
+def _time_kernel(lib, name, infos, dev, rng, repeat):
+    """Median seconds of one launch of kernel ``name`` on fresh random arguments (allocated in
+    their scopes), and the arguments after a first run."""
+    import numpy as np  # pylint: disable=import-outside-toplevel
+    import tvm  # pylint: disable=import-outside-toplevel
+
+    holder = _holder(lib, name)
+    tensors = []
+    for shape, dtype, scope in infos:
+        tensor = tvm.runtime.empty(tuple(shape), dtype, dev, mem_scope=scope)
+        tensor.copyfrom(rng.uniform(-1, 1, size=shape).astype(dtype))
+        tensors.append(tensor)
+    holder[name](*tensors)
+    probe = holder.time_evaluator(name, dev, number=5, repeat=3)(*tensors)
+    number = max(1, min(2000, int(2e-3 / max(probe.mean, 1e-7))))
+    res = holder.time_evaluator(name, dev, number=number, repeat=repeat)(*tensors)
+    return float(np.median(res.results)), tensors
 
 
 def _check_against_first(cases, outputs, rows, args, dev):

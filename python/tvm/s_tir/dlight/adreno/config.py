@@ -164,27 +164,31 @@ class Conv2dConfig(RuleConfig):
         "the fastest or within 7% of the fastest on every layer of the one-pixel schedule; 256 "
         "loses up to 40% on 7x7 maps. No Adreno device was measured.",
     )
+    # Conv kernels alone on the NVIDIA H200 (OpenCL, float32, bench/conv_schedules.py;
+    # bench/results/2026-12-01-nvidia-h200-conv-kernels*.csv, us): with the guard off, 4 blocks
+    # x 4 columns was 1.5x to 9x slower than the one-pixel tile of main (64 -> 64 3x3 on 56x56:
+    # 282 against 37), 2 x 4 up to 2x slower (72 against 37); 2 x 2 on the 7x7 stem 33.9
+    # against 37.1 for main's 2 x 1. With these defaults every conv layer of the sweep is as
+    # fast as main's schedule or faster (3x3 128ch stride 2: 65.0 against 71.8).
     channel_blocks: int = knob(
         2,
         (1, 2, 4, 8),
         "8 channels per item, the largest of MNN's image conv tiles (4 ch x 4 columns, 4 ch x "
-        "4 rows, 8 ch x 4 rows): each block more reuses the input pixel once more. On the H200 "
-        "(bench/results/2026-12-01-nvidia-h200-conv-kernels.csv) 4 blocks x 4 columns was 1.5x "
-        "to 16x slower than 2 x 1 on every layer, 2 x 2 within 10% or faster on the 7x7 stem",
+        "4 rows, 8 ch x 4 rows): each block more reuses the input pixel once more; 4 blocks "
+        "were slower on every layer of the H200 (above)",
     )
     columns: int = knob(
         2,
         (1, 2, 4),
         "output columns per item of a KxK conv: at stride 1 a 3x3 row of 2 outputs reads 4 "
-        "input pixels for 6 taps. MNN uses 4; on the H200 4 columns lost to 2 where the guard "
-        "left the tile (64 -> 256 1x1 on 56x56: 23 us at 1 x 4, 19 us at 2 x 2, 14 us at 2 x 1)",
+        "input pixels for 6 taps. MNN uses 4; on the H200 2 won on the stem (above) and 4 lost",
     )
     pointwise_columns: int = knob(
         1,
         (1, 2, 4),
         "output columns per item of a 1x1 conv: its columns share no input pixel, only the "
-        "weights, which every item of a work group reads alike; on the H200 (table of "
-        "channel_blocks) a second column made every 1x1 layer slower",
+        "weights, which all items of a work group read alike. On the H200 (64 -> 256 on "
+        "56x56): 23 us at 1 block x 4 columns, 19 at 2 x 2, 14 at 2 x 1",
     )
     compute_units: int = knob(
         132,
@@ -226,9 +230,10 @@ class GroupConv2dConfig(RuleConfig):
         2,
         (1, 2, 4, 8),
         "MNN's depthwise image kernel takes 4 channels x 4 output columns per item, the 3x3 "
-        "window in registers; on the H200 (bench/results/2026-12-01-nvidia-h200-conv-kernels"
-        ".csv) 2 columns timed as one (5.6 us at 144ch 56x56), 4 columns 8.1 us, 8 columns "
-        "12.7 us: 2 halves the image reads per output of a one-pixel item at no loss there",
+        "window in registers. On the H200 (bench/results/2026-12-01-nvidia-h200-conv-kernels"
+        "*.csv, 144ch 56x56) 1 and 2 columns timed alike (5.5 to 7.7 us, launch-bound: the "
+        "spread is between runs), 4 columns 8.1 to 8.3 us, 8 columns 12.7 us: 2 halves the "
+        "image reads per output of a one-pixel item at no loss there",
     )
 
 
