@@ -43,6 +43,7 @@ from tvm.target import Target
 from ..analysis.common_analysis import get_root_block, get_sblock_info
 from .base import AdrenoScheduleRule
 from .config import Conv2dConfig
+from .group_conv import largest_divisor
 from .utils import schedule_default, schedule_inline_blocks
 
 # A texture pixel holds 4 channels: the input channel loop is read in steps of 4.
@@ -52,11 +53,6 @@ _LANES = 4
 def _static_extent(sch: s_tir.Schedule, loop: s_tir.schedule.LoopRV) -> Optional[int]:
     extent = sch.get(loop).extent
     return int(extent) if isinstance(extent, tirx.IntImm) else None
-
-
-def largest_divisor(extent: int, bound: int) -> int:
-    """The largest divisor of ``extent`` that is at most ``bound`` (at least 1)."""
-    return max(d for d in range(1, max(1, min(bound, extent)) + 1) if extent % d == 0)
 
 
 def conv_tile(

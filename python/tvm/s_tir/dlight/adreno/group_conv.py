@@ -26,11 +26,15 @@ from tvm.target import Target
 from .. import analysis
 from .base import AdrenoScheduleRule
 from .config import GroupConv2dConfig
-from .convolution import largest_divisor
 from .utils import schedule_default, schedule_inline_blocks
 
 #: Channels per texture pixel: the output's innermost axis, kept in registers and vectorized.
 _LANES = 4
+
+
+def largest_divisor(extent: int, bound: int) -> int:
+    """The largest divisor of ``extent`` that is at most ``bound`` (at least 1)."""
+    return max(d for d in range(1, max(1, min(bound, extent)) + 1) if extent % d == 0)
 
 
 def _strip_cast(expr):
