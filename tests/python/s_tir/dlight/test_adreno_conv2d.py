@@ -135,8 +135,8 @@ def test_config_is_bounded_by_the_target_thread_limit():
 
 def test_conv_threads_cover_the_outputs_and_pixels_are_vectors():
     """8 channel blocks x 8 x 8 outputs, one texel per item (the occupancy guard shrinks the
-    tile of so few items): 4 work groups of 128; input pixel, weights, accumulator init and store are 4-lane vectors; the padding is
-    computed inside the input read."""
+    tile of so few items): 4 work groups of 128; the staged input row, weights, accumulator
+    init and store are 4-lane vectors; the padding is computed inside the input read."""
     func = _schedule(_only(_fused_prim_funcs((1, 4, 8, 8, 4), (8, 16, 3, 3, 4))))
     assert _thread_extents(func) == {"blockIdx.x": 4, "threadIdx.x": 128}
     assert _vectorized_extents(func) == [4, 4, 4, 4]
