@@ -16,17 +16,18 @@
 # under the License.
 """The direct NCHW4c convolution schedule (``dl.adreno.Conv2d``).
 
-The rule blocks output channels per thread by how much parallelism a layer has, spreads the
-threads over a flat range of output positions and computes the input padding inside the
-conv's read. Each case runs with the default knobs (small test shapes: one channel block per
-thread) and with a configuration that makes every thread take the most channel blocks, and
-must equal the float32 LLVM build on fresh random inputs; the padded input must not be
-written by a kernel of its own.
+The rule gives each work item a tile of output channel blocks x output columns, shrunk by the
+occupancy guard when the layer has few work items, reads the input row under the tile once per
+kernel row (a sliding window) and computes the input padding inside the conv's read. Each case
+runs with the default knobs (small test shapes: the guard shrinks the tile to one pixel), with
+the largest tile and the guard off, and with a tile of odd columns, and must equal the float32
+LLVM build on fresh random inputs; the padded input must not be written by a kernel of its own.
 """
 
 import pytest
 
 from tvm import relax
+from tvm.s_tir.dlight.adreno import config as rule_config
 from tvm.s_tir.dlight.adreno import convolution as conv_rule
 
 import texture_testing as tt
@@ -59,41 +60,93 @@ CASES = {
 }
 
 
-@pytest.fixture(name="blocking", params=["default", "most_blocks"])
+# The knob extremes: the guard off and the largest tile; a 3-column tile (widths 6, 9, 15).
+TILES = {
+    "default": None,
+    "largest_tile": rule_config.Conv2dConfig(
+        channel_blocks=8, columns=4, pointwise_columns=4, occupancy_waves=()
+    ),
+    "three_columns": rule_config.Conv2dConfig(
+        channel_blocks=2, columns=3, pointwise_columns=3, occupancy_waves=()
+    ),
+    "one_pixel": rule_config.Conv2dConfig(channel_blocks=1, columns=1),
+}
+
+
+@pytest.fixture(name="blocking", params=list(TILES))
 def _blocking(request, monkeypatch):
     """Which ``Conv2dConfig`` the pipeline's Conv2d rule uses."""
-    if request.param == "most_blocks":
-        config = conv_rule.Conv2dConfig(min_threads=1)
-        monkeypatch.setattr(conv_rule.Conv2dConfig, "from_target", lambda target: config)
+    config = TILES[request.param]
+    if config is not None:
+        monkeypatch.setattr(rule_config.Conv2dConfig, "from_target", lambda target: config)
     return request.param
 
 
+GUARD_OFF = rule_config.Conv2dConfig(occupancy_waves=())
+# One compute unit of one-thread waves: waves per compute unit are the work items.
+ONE_THREAD_WAVES = rule_config.Conv2dConfig(
+    channel_blocks=4, columns=4, compute_units=1, wave_size=1
+)
+
+
 @pytest.mark.parametrize(
-    "out_blocks, pixels, config, expected",
+    "shape, config, expected",
     [
-        # ResNet-50 1x1 2048 -> 512 on 7x7 with the default knobs: too few outputs to block.
-        (128, 49, conv_rule.Conv2dConfig(), 1),
-        # ResNet-50 1x1 64 -> 256 on 56x56: 64 blocks x 3136 positions allow 2 per thread.
-        (64, 3136, conv_rule.Conv2dConfig(), 2),
-        # Enough parallelism: capped by max_channel_blocks.
-        (64, 3136, conv_rule.Conv2dConfig(min_threads=1), 8),
-        # 12 blocks: the largest power of two dividing them.
-        (12, 3136, conv_rule.Conv2dConfig(min_threads=1), 4),
-        (12, 3136, conv_rule.Conv2dConfig(min_threads=1, max_channel_blocks=2), 2),
-        # Dynamic shapes: no blocking.
-        (None, 3136, conv_rule.Conv2dConfig(min_threads=1), 1),
-        (64, None, conv_rule.Conv2dConfig(min_threads=1), 1),
+        # (output channel blocks, batch x rows, width): ResNet-50 3x3 64 -> 64 on 56x56, the
+        # default tile (2 blocks x 2 columns) leaves 8 x 56 x 28 = 12544 items, 3 waves per
+        # unit of the default device: halved twice (below 8 and 4 waves).
+        ((16, 56, 56), rule_config.Conv2dConfig(), (1, 1)),
+        ((16, 56, 56), GUARD_OFF, (2, 2)),
+        # Widths: the largest divisor up to the columns; a power of two of the channel blocks.
+        ((12, 8, 14), GUARD_OFF, (2, 2)),
+        ((3, 8, 7), GUARD_OFF, (1, 1)),
+        ((12, 8, 9), rule_config.Conv2dConfig(channel_blocks=8, occupancy_waves=()), (4, 1)),
+        (
+            (12, 8, 9),
+            rule_config.Conv2dConfig(channel_blocks=8, columns=4, occupancy_waves=()),
+            (4, 3),
+        ),
+        # The guard at each threshold: 64 items (at the 4 x 4 tile) are >= 8 waves: kept.
+        ((16, 4, 16), ONE_THREAD_WAVES, (4, 4)),
+        # 3 items: < 8 waves (halve the blocks), < 4 (halve the columns), not < 2: (2, 2).
+        ((4, 3, 4), ONE_THREAD_WAVES, (2, 2)),
+        # 1 item: all three thresholds: blocks, columns, blocks.
+        ((4, 1, 4), ONE_THREAD_WAVES, (1, 2)),
+        # Dynamic shapes: no tile.
+        ((None, 56, 56), GUARD_OFF, (1, 1)),
+        ((16, None, 56), GUARD_OFF, (1, 1)),
     ],
 )
-def test_channel_blocks(out_blocks, pixels, config, expected):
-    """Channel blocks per thread: the most that leave enough threads, dividing the blocks."""
-    assert conv_rule.channel_blocks(out_blocks, pixels, config) == expected
+def test_conv_tile(shape, config, expected):
+    """The per-item tile: the config's, shrunk by the guard where the layer has few items."""
+    assert conv_rule.conv_tile(*shape, config) == expected
+
+
+def test_pointwise_columns():
+    """A 1x1 conv takes ``pointwise_columns`` (default 1), a KxK one ``columns``."""
+    assert conv_rule.conv_tile(16, 28, 28, GUARD_OFF, pointwise=True) == (2, 1)
+    wide = rule_config.Conv2dConfig(pointwise_columns=4, occupancy_waves=())
+    assert conv_rule.conv_tile(16, 28, 28, wide, pointwise=True) == (2, 4)
+    assert conv_rule.conv_tile(16, 28, 28, wide, pointwise=False) == (2, 2)
 
 
 def test_config_bounded_by_target_threads():
     target = tt.texture_target()
-    config = conv_rule.Conv2dConfig.from_target(target)
+    config = rule_config.Conv2dConfig.from_target(target)
     assert config.threads <= int(target.attrs["max_num_threads"])
+
+
+def test_tile_in_kernel(monkeypatch):
+    """The largest tile is the kernel's: 8 blocks x 4 columns = 128 accumulators, and the
+    input row under a stride-2 3x3 tile (3 * 2 + 3 = 9 pixels of 4 channels) staged once per
+    kernel row."""
+    monkeypatch.setattr(
+        rule_config.Conv2dConfig, "from_target", lambda target: TILES["largest_tile"]
+    )
+    _, executable = tt.check_compile(CASES["3x3_stride2_16_32_15x15"], "float32")
+    (conv,) = [k for name, k in tt.kernel_sources(executable).items() if "conv2d" in name]
+    assert "conv2d_NCHWc_OIHWo_local_ptr[128]" in conv.body, conv.body[:600]
+    assert "data_pad_local_ptr[36]" in conv.body, conv.body[:600]
 
 
 @pytest.mark.usefixtures("blocking")

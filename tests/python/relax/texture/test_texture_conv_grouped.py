@@ -27,6 +27,7 @@ import re
 import pytest
 
 from tvm import relax
+from tvm.s_tir.dlight.adreno import config as rule_config
 
 import texture_testing as tt
 
@@ -103,6 +104,45 @@ def test_compile(case, compile_dtype_mode):
 @pytest.mark.parametrize("case", list(CASES))
 def test_numerics(case, dtype_mode, rng):
     tt.check_numerics(CASES[case].fn, dtype_mode, rng, name=case)
+
+
+# The streaming depthwise kernel at its knob extremes: one column per item (no window reuse)
+# and 8 (more than most test widths: the largest divisor of the width is taken).
+@pytest.fixture(name="columns", params=[1, 8])
+def _columns(request, monkeypatch):
+    config = rule_config.GroupConv2dConfig(columns=request.param)
+    monkeypatch.setattr(rule_config.GroupConv2dConfig, "from_target", lambda target: config)
+    return request.param
+
+
+@pytest.mark.requires_opencl
+@pytest.mark.parametrize("case", [c for c in CASES if c.startswith(("depthwise", "mobilenet"))])
+def test_depthwise_columns_numerics(case, columns, rng):
+    tt.check_numerics(CASES[case].fn, "float32", rng, name=f"{case} ({columns} columns)")
+
+
+@pytest.mark.parametrize(
+    "case, columns, window",
+    [
+        # 9 output columns: 3 per item; at stride 1 a 3x3 row of 3 outputs spans 5 pixels.
+        ("depthwise_3x3", 3, 5),
+        # 6 output columns at stride 2: 3 per item, (3 - 1) * 2 + 3 = 7 pixels per row.
+        ("depthwise_3x3_stride2", 3, 7),
+        # 5x5 at dilation 2 on 12 columns: 4 per item, 3 + 4 * 2 + 1 = 12 pixels.
+        ("depthwise_5x5_dilation2", 4, 12),
+    ],
+)
+def test_depthwise_streams_rows(case, columns, window, monkeypatch):
+    """Each item keeps ``columns`` output texels in registers (up to 4 here) and stages the
+    input row under them once per kernel row: the window slides in registers, not through
+    the image."""
+    config = rule_config.GroupConv2dConfig(columns=4)
+    monkeypatch.setattr(rule_config.GroupConv2dConfig, "from_target", lambda target: config)
+    _, ex = tt.check_compile(CASES[case], "float32")
+    (kernel,) = [k for n, k in tt.kernel_sources(ex).items() if "depthwise" in n]
+    assert f"depthwise_conv2d_nchw4c_local_ptr[{columns}];" in kernel.body, kernel.body[:500]
+    assert f"data_pad_local_ptr[{window}];" in kernel.body, kernel.body[:500]
+    assert kernel.body.count("READ_IMAGEF") == 1, "one image read (in the row staging loop)"
 
 
 # Picks one lane out of a pixel read: ``((float*)&v_)[lane]`` in TVM's OpenCL.

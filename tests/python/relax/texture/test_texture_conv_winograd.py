@@ -33,6 +33,7 @@ import pytest
 import tvm
 from tvm import relax
 from tvm.relax.transform.legalize_ops import adreno as legalize_adreno
+from tvm.s_tir.dlight.adreno import config as rule_config
 from tvm.topi.adreno.conv2d_winograd import winograd_matrices
 
 import texture_testing as tt
@@ -100,6 +101,34 @@ def test_strategy(shape, mode, dtype_mode, expected):
     assert impl == expected, tt.describe_scopes(lowered)
     if impl != "direct":
         tt.assert_conv2d_uses_texture(lowered)
+
+
+@pytest.mark.parametrize(
+    "knobs, shape, expected",
+    [
+        # Winograd never (min_channels above any layer): the 256-channel layer goes direct.
+        ({"min_channels": 1 << 30}, (256, 256, 14), "direct"),
+        # From 8 channels: a small layer takes Winograd, F(4x4) at 8x8 outputs...
+        ({"min_channels": 8}, (8, 8, 8), "winograd4"),
+        # ...and F(2x2) when F(4x4) needs more than 8 outputs a side.
+        ({"min_channels": 8, "tile4_min_extent": 16}, (8, 8, 8), "winograd2"),
+    ],
+)
+def test_strategy_knobs(knobs, shape, expected, monkeypatch):
+    """The choice reads ``WinogradChoiceConfig`` (its knob extremes)."""
+    config = rule_config.WinogradChoiceConfig(**knobs)
+    monkeypatch.setattr(rule_config.WinogradChoiceConfig, "from_target", lambda target: config)
+    impl, lowered = _impl(tt.build_network(_conv(*shape), "float32"))
+    assert impl == expected, tt.describe_scopes(lowered)
+
+
+@pytest.mark.requires_opencl
+def test_numerics_winograd_threads_extreme(monkeypatch, rng):
+    """The three stages in work groups of 256 threads (the largest choice) stay exact."""
+    config = rule_config.WinogradConfig(threads=256)
+    monkeypatch.setattr(rule_config.WinogradConfig, "from_target", lambda target: config)
+    with legalize_adreno.winograd_mode("4"):
+        tt.check_numerics(_conv(8, 8, 10), "float32", rng, name="winograd4 (256 threads)")
 
 
 def test_mode_is_validated():

@@ -26,7 +26,8 @@ import tvm.testing
 from tvm import relax, tirx
 from tvm.relax.transform.legalize_ops import adreno as legalize_adreno
 from tvm.s_tir import dlight as dl
-from tvm.s_tir.dlight.adreno.convolution import Conv2dConfig, channel_blocks
+from tvm.s_tir.dlight.adreno.config import Conv2dConfig
+from tvm.s_tir.dlight.adreno.convolution import conv_tile
 
 TARGET = tvm.target.Target("qcom/adreno-opencl-texture")
 
@@ -102,17 +103,21 @@ def _schedule(func):
 
 
 @pytest.mark.parametrize(
-    "out_blocks, pixels, blocks",
+    "out_blocks, rows, width, pointwise, tile",
     [
-        (64, 56 * 56, 2),  # 2 blocks leave 100352 threads, 4 would leave 50176
-        (16, 224 * 224, 8),  # parallelism to spare: the most blocks
-        (512, 7 * 7, 1),  # a 7x7 map: every block on a thread of its own
-        (6, 224 * 224, 2),  # 4 does not divide 6
-        (None, 64, 1),  # dynamic
+        # 1x1, 64 blocks on 56x56: 2 blocks x 1 column leave 100352 items, 24 waves per
+        # compute unit of the default device: kept.
+        (64, 56, 56, True, (2, 1)),
+        # KxK with parallelism to spare: the config's tile, 2 blocks x 2 columns.
+        (16, 224, 224, False, (2, 2)),
+        # A 7x7 map: 2 blocks leave 12544 items, 3 waves per unit: halved to one block.
+        (512, 7, 7, True, (1, 1)),
+        (6, 224, 224, True, (2, 1)),  # 4 does not divide 6 (and 2 is the config's most)
+        (None, 8, 8, False, (1, 1)),  # dynamic
     ],
 )
-def test_channel_blocks_keep_enough_threads(out_blocks, pixels, blocks):
-    assert channel_blocks(out_blocks, pixels, Conv2dConfig()) == blocks
+def test_tile_keeps_enough_work_items(out_blocks, rows, width, pointwise, tile):
+    assert conv_tile(out_blocks, rows, width, Conv2dConfig(), pointwise) == tile
 
 
 def test_config_is_bounded_by_the_target_thread_limit():
@@ -129,9 +134,9 @@ def test_config_is_bounded_by_the_target_thread_limit():
 
 
 def test_conv_threads_cover_the_outputs_and_pixels_are_vectors():
-    """8 channel blocks x 8 x 8 outputs, one block per thread (512 < min_threads): 4 work groups
-    of 128; input pixel, weights, accumulator init and store are 4-lane vectors; the padding is
-    computed inside the input read."""
+    """8 channel blocks x 8 x 8 outputs, one texel per item (the occupancy guard shrinks the
+    tile of so few items): 4 work groups of 128; the staged input row, weights, accumulator
+    init and store are 4-lane vectors; the padding is computed inside the input read."""
     func = _schedule(_only(_fused_prim_funcs((1, 4, 8, 8, 4), (8, 16, 3, 3, 4))))
     assert _thread_extents(func) == {"blockIdx.x": 4, "threadIdx.x": 128}
     assert _vectorized_extents(func) == [4, 4, 4, 4]

@@ -15,8 +15,9 @@
 # specific language governing permissions and limitations
 # under the License.
 # pylint: disable=invalid-name,missing-docstring,no-self-argument,not-callable
-"""Tests of dlight.adreno.GroupConv2d: depthwise and group NCHW4c convolutions one output
-texel per thread, and the workloads of the other Adreno rules that it declines."""
+"""Tests of dlight.adreno.GroupConv2d: depthwise NCHW4c convolutions as a streaming kernel
+(4 channels x a few output columns per item), group convolutions one output texel per item,
+and the workloads of the other Adreno rules that it declines."""
 
 import pytest
 import tvm_ffi
@@ -102,11 +103,12 @@ def _schedule(func):
 
 def test_depthwise_conv_reads_whole_texels():
     """Channel multiplier 1: each output lane reads the same lane of the input, so the lane
-    loop of the window is a vector (one image read per tap) besides the init and the store;
-    64 threads per work group over the 4 x 8 x 8 output texels."""
+    loop of the window is a vector, and so are the staged input row, the staged weights, the
+    init and the store; the default 2 columns per item make 4 x 8 x 4 items, 2 work groups of
+    64 threads."""
     func = _schedule(_only(_fused_prim_funcs((1, 4, 8, 8, 4), (4, 1, 3, 3, 4), groups=16)))
-    assert _thread_extents(func) == {"blockIdx.x": 4, "threadIdx.x": 64}
-    assert _vectorized_extents(func) == [4, 4, 4]
+    assert _thread_extents(func) == {"blockIdx.x": 2, "threadIdx.x": 64}
+    assert _vectorized_extents(func) == [4, 4, 4, 4, 4]
     assert not [name for name in _block_names(func) if name.endswith("pad")]
 
 

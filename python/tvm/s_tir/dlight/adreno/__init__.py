@@ -26,6 +26,7 @@ from .config import (
     LayoutTransformConfig,
     ReductionConfig,
     RuleConfig,
+    WinogradChoiceConfig,
     WinogradConfig,
 )
 from .convolution import Conv2d

@@ -130,16 +130,32 @@ class RuleConfig:
 
 @dataclasses.dataclass(frozen=True)
 class Conv2dConfig(RuleConfig):
-    """Knobs of the direct ``NCHW4c`` convolution (:class:`~.convolution.Conv2d`).
+    """Knobs of the direct ``NCHW4c`` convolution, KxK and 1x1 (:class:`~.convolution.Conv2d`).
+
+    One work item computes a tile of ``channel_blocks`` output channel blocks (of 4 channels)
+    by ``columns`` neighbouring output pixels of one row: per step of 4 input channels it reads
+    the input row segment once and the weights once and does ``channel_blocks * columns * 4``
+    float4 multiply-adds. The tile shrinks while the layer has too few work items to fill the
+    device (the occupancy guard, see :func:`~.convolution.conv_tile`).
 
     Parameters
     ----------
     threads : int
         Work-group size.
-    min_threads : int
-        Fewest threads that the output channel blocking may leave.
-    max_channel_blocks : int
-        Most output channel blocks (of 4 channels) that one thread computes.
+    channel_blocks : int
+        Most output channel blocks per work item (a power of two).
+    columns : int
+        Most output pixels of a row per work item of a KxK conv (a divisor of the output width
+        is taken).
+    pointwise_columns : int
+        The same for a 1x1 conv.
+    compute_units : int
+        Compute units of the device, for the occupancy guard.
+    wave_size : int
+        Threads per wave (warp) of the device, for the occupancy guard.
+    occupancy_waves : Tuple[int, ...]
+        For each threshold the layer's waves per compute unit (at the full tile) fall below,
+        one tile dimension is halved.
     """
 
     THREAD_KNOBS: ClassVar[Tuple[str, ...]] = ("threads",)
@@ -148,19 +164,47 @@ class Conv2dConfig(RuleConfig):
         128,
         (64, 128, 256),
         "NVIDIA H200 (OpenCL, float32, ResNet-50 and MobileNetV2 layers of bench/models.py): "
-        "with min_threads 65536 the fastest or within 7% of the fastest on every layer; 256 "
+        "the fastest or within 7% of the fastest on every layer of the one-pixel schedule; 256 "
         "loses up to 40% on 7x7 maps. No Adreno device was measured.",
     )
-    min_threads: int = knob(
-        65536,
-        (4096, 16384, 65536, 262144),
-        "same sweep as threads: against 16384, 32768 and 131072, 65536 is the fastest or "
-        "within 7% of it on every layer",
-    )
-    max_channel_blocks: int = knob(
-        8,
+    # Conv kernels alone on the NVIDIA H200 (OpenCL, float32, bench/conv_schedules.py;
+    # bench/results/2026-12-01-nvidia-h200-conv-kernels*.csv, us): with the guard off, 4 blocks
+    # x 4 columns was 1.5x to 9x slower than the one-pixel tile of main (64 -> 64 3x3 on 56x56:
+    # 282 against 37), 2 x 4 up to 2x slower (72 against 37); 2 x 2 on the 7x7 stem 33.9
+    # against 37.1 for main's 2 x 1. With these defaults every conv layer of the sweep is as
+    # fast as main's schedule or faster (3x3 128ch stride 2: 65.0 against 71.8).
+    channel_blocks: int = knob(
+        2,
         (1, 2, 4, 8),
-        "8 blocks (32 accumulators) is the blocking of the Relay-era Adreno schedule",
+        "8 channels per item, the largest of MNN's image conv tiles (4 ch x 4 columns, 4 ch x "
+        "4 rows, 8 ch x 4 rows): each block more reuses the input pixel once more; 4 blocks "
+        "were slower on every layer of the H200 (above)",
+    )
+    columns: int = knob(
+        2,
+        (1, 2, 4),
+        "output columns per item of a KxK conv: at stride 1 a 3x3 row of 2 outputs reads 4 "
+        "input pixels for 6 taps. MNN uses 4; on the H200 2 won on the stem (above) and 4 lost",
+    )
+    pointwise_columns: int = knob(
+        1,
+        (1, 2, 4),
+        "output columns per item of a 1x1 conv: its columns share no input pixel, only the "
+        "weights, which all items of a work group read alike. On the H200 (64 -> 256 on "
+        "56x56): 23 us at 1 block x 4 columns, 19 at 2 x 2, 14 at 2 x 1",
+    )
+    compute_units: int = knob(
+        132,
+        (132,),
+        "the streaming multiprocessors of the NVIDIA H200, the only device measured; an Adreno "
+        "config sets its own (a target carries no compute-unit count)",
+    )
+    wave_size: int = knob(32, (32,), "an NVIDIA warp (Adreno waves hold 64 or 128 threads)")
+    occupancy_waves: Tuple[int, ...] = knob(
+        (8, 4, 2),
+        ((8, 4, 2), ()),
+        "TFLite GPU's guard: below 8, 4 and 2 waves per compute unit one tile dimension is "
+        "halved each time (() turns the guard off)",
     )
 
 
@@ -172,6 +216,10 @@ class GroupConv2dConfig(RuleConfig):
     ----------
     threads : int
         Work-group size.
+    columns : int
+        Most output pixels of a row per work item of a depthwise convolution with channel
+        multiplier 1 (a divisor of the output width is taken); its window slides along the
+        input row in registers. Other grouped convolutions compute one pixel per item.
     """
 
     THREAD_KNOBS: ClassVar[Tuple[str, ...]] = ("threads",)
@@ -180,6 +228,15 @@ class GroupConv2dConfig(RuleConfig):
         64,
         (32, 64, 128, 256),
         "a work-group size every OpenCL device accepts and one full Adreno wave",
+    )
+    columns: int = knob(
+        2,
+        (1, 2, 4, 8),
+        "MNN's depthwise image kernel takes 4 channels x 4 output columns per item, the 3x3 "
+        "window in registers. On the H200 (bench/results/2026-12-01-nvidia-h200-conv-kernels"
+        "*.csv, 144ch 56x56) 1 and 2 columns timed alike (5.5 to 7.7 us, launch-bound: the "
+        "spread is between runs), 4 columns 8.1 to 8.3 us, 8 columns 12.7 us: 2 halves the "
+        "image reads per output of a one-pixel item at no loss there",
     )
 
 
@@ -199,6 +256,39 @@ class WinogradConfig(RuleConfig):
         64,
         (32, 64, 128, 256),
         "a work-group size every OpenCL device accepts and one full Adreno wave",
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class WinogradChoiceConfig(RuleConfig):
+    """Knobs of the choice between Winograd and the direct convolution, read by the Adreno
+    conv2d legalization (``relax.transform.legalize_ops.adreno.winograd_tile``) for a 3x3,
+    stride-1, ungrouped conv: not a schedule knob (the choice makes different PrimFuncs).
+
+    Parameters
+    ----------
+    min_channels : int
+        Fewest input and output channels for Winograd (more than any layer has: never).
+    tile4_min_extent : int
+        Smallest output height and width for F(4x4, 3x3); below it F(2x2, 3x3).
+    """
+
+    # Measured on ResNet-50's 3x3 layers (NVIDIA H200 OpenCL, float32, median ms, direct /
+    # F(2x2) / F(4x4); bench/results/2026-11-30-nvidia-h200-winograd-choice.csv): 64ch 56x56
+    # 0.056 / 0.089 / 0.119, 128ch 28x28 0.084 / 0.117 / 0.113, 256ch 14x14 0.135 / 0.103 /
+    # 0.091, 512ch 7x7 0.245 / 0.102 / 0.127.
+    min_channels: int = knob(
+        256,
+        (64, 128, 256, 512, 1 << 30),
+        "Winograd pays once the product (9 m^2 / (m + 2)^2 of the multiplies) outweighs the two "
+        "transforms and intermediate textures: direct won up to 128 channels, Winograd from 256 "
+        "(table above)",
+    )
+    tile4_min_extent: int = knob(
+        8,
+        (1, 8, 16, 1 << 30),
+        "F(4x4) needs enough 6x6 tiles: at 7x7 (two tiles overhanging by one row and column) "
+        "F(2x2) was faster, at 14x14 F(4x4) (table above)",
     )
 
 

@@ -19,67 +19,35 @@
 
 Takes the direct ``NCHW4c`` / ``OIHW4o`` convolution of ``topi.nn.conv2d_NCHWc_OIHWo`` (a
 PrimFunc named ``conv2d_NCHWc...`` whose one reduction block has the loops
-``n, oc, oh, ow, ob, ic, kh, kw``), with its data padding and elementwise epilogue.
+``n, oc, oh, ow, ob, ic, kh, kw``), with its data padding and elementwise epilogue: KxK and
+1x1 alike, 1x1 being the blocked matrix product over channel blocks x pixels.
 
-Each thread computes ``V`` output pixels of 4 channels at one spatial position: it reads
-an input pixel once and uses it for the ``V`` channel blocks, and it reads the weights as
-vectors of 4 output channels. ``V`` is the largest power of two, up to
-``Conv2dConfig.max_channel_blocks``, that still leaves ``Conv2dConfig.min_threads`` threads:
-register reuse where the layer has parallelism to spare, all of it spread over threads where
-it has not (a 1x1 conv on a 7x7 or 14x14 map). The threads are a flat range over
-``(n, oc / V, oh, ow)``, ``ow`` fastest, in work groups of ``Conv2dConfig.threads``: no
-thread of a work group idles on a 7x7 map (the former 16x16 spatial work group kept 49 of
-its 256 threads busy). The zero padding of the input is computed inside the input read
-instead of by a kernel of its own writing the padded input to memory.
+Each work item computes a tile of ``Vc`` output channel blocks (4 channels each) by ``Vw``
+neighbouring output pixels of one row (:func:`conv_tile`). Per step of 4 input channels and
+kernel row it reads the input row segment under the tile once into registers (the window
+slides along it: at stride 1 a 3x3 row of 4 outputs reads 6 pixels for 12 taps), per tap the
+weights of the ``Vc`` blocks as vectors of 4 output channels, and does ``Vc * Vw * 4`` float4
+multiply-adds. The tile is the config's (``Conv2dConfig.channel_blocks`` x ``columns``, or
+``pointwise_columns`` for 1x1), halved while the layer has too few work items to fill the
+device (TFLite's occupancy guard).
+The work items are a flat range over ``(n, oc / Vc, oh, ow / Vw)``, ``ow`` fastest, in work
+groups of ``Conv2dConfig.threads``. The zero padding of the input is computed inside the
+input read instead of by a kernel of its own writing the padded input to memory.
 """
 
-import dataclasses
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 from tvm import s_tir, tirx
 from tvm.target import Target
 
 from ..analysis.common_analysis import get_root_block, get_sblock_info
 from .base import AdrenoScheduleRule
+from .config import Conv2dConfig
+from .group_conv import largest_divisor
 from .utils import schedule_default, schedule_inline_blocks
 
 # A texture pixel holds 4 channels: the input channel loop is read in steps of 4.
 _LANES = 4
-
-
-@dataclasses.dataclass(frozen=True)
-class Conv2dConfig:
-    """Per-target knobs of the direct convolution schedule.
-
-    Parameters
-    ----------
-    threads : int
-        Work-group size.
-    min_threads : int
-        Fewest threads that the output channel blocking may leave.
-    max_channel_blocks : int
-        Most output channel blocks (of 4 channels) that one thread computes.
-    """
-
-    # Measured on an NVIDIA H200 (OpenCL, float32, the ResNet-50 and MobileNetV2 layers of
-    # bench/models.py): against (64, 32768), (64, 16384), (64, 131072), (32, 32768) and
-    # (256, 32768), the pair (128, 65536) is the fastest or within 7% of the fastest on every
-    # layer, and 256 threads loses up to 40% on 7x7 maps. No Adreno device was available to
-    # measure; the values are the starting point for one.
-    threads: int = 128
-    min_threads: int = 65536
-    # 8 blocks (32 accumulators) is the blocking of the Relay-era Adreno schedule.
-    max_channel_blocks: int = 8
-
-    @staticmethod
-    def from_target(target: Target) -> "Conv2dConfig":
-        """The configuration for ``target``, bounded by its thread limit."""
-        base = Conv2dConfig()
-        if "max_num_threads" not in target.attrs:
-            return base
-        return dataclasses.replace(
-            base, threads=min(base.threads, int(target.attrs["max_num_threads"]))
-        )
 
 
 def _static_extent(sch: s_tir.Schedule, loop: s_tir.schedule.LoopRV) -> Optional[int]:
@@ -87,38 +55,69 @@ def _static_extent(sch: s_tir.Schedule, loop: s_tir.schedule.LoopRV) -> Optional
     return int(extent) if isinstance(extent, tirx.IntImm) else None
 
 
-def channel_blocks(out_blocks: Optional[int], pixels: Optional[int], config: Conv2dConfig) -> int:
-    """Output channel blocks per thread for a conv with ``out_blocks`` blocks of 4 output
-    channels and ``pixels`` output positions (None: not static).
+def conv_tile(
+    out_blocks: Optional[int],
+    rows: Optional[int],
+    out_width: Optional[int],
+    config: Conv2dConfig,
+    pointwise: bool = False,
+) -> Tuple[int, int]:
+    """The per-item tile ``(channel blocks, columns)`` of a convolution's output.
+
+    Starts from the config's tile (the largest power of two of channel blocks dividing
+    ``out_blocks``, the largest divisor of ``out_width`` up to ``columns``, or
+    ``pointwise_columns`` for a 1x1 kernel) and applies the
+    occupancy guard: the layer's waves per compute unit at that tile are
+    ``items / (wave_size * compute_units)``; for each threshold of ``occupancy_waves`` they fall
+    below, the larger tile dimension is halved (channel blocks on a tie), so a 7x7 or 14x14
+    layer keeps enough work items to fill the device.
 
     Parameters
     ----------
     out_blocks : Optional[int]
-        Extent of the output channel block axis.
-    pixels : Optional[int]
-        Batch times output height times output width.
+        Extent of the output channel block axis (None: not static).
+    rows : Optional[int]
+        Batch times output height (None: not static).
+    out_width : Optional[int]
+        Output width (None: not static).
     config : Conv2dConfig
         The target's knobs.
+    pointwise : bool
+        A 1x1 kernel: its columns share no input pixel, they take ``pointwise_columns``.
 
     Returns
     -------
-    blocks : int
-        A power of two dividing ``out_blocks``; 1 for dynamic shapes.
+    tile : Tuple[int, int]
+        Channel blocks (a power of two dividing ``out_blocks``) and columns (a divisor of
+        ``out_width``); ``(1, 1)`` for dynamic shapes.
     """
-    if out_blocks is None or pixels is None:
-        return 1
+    if out_blocks is None or rows is None or out_width is None:
+        return 1, 1
     blocks = 1
-    while (
-        blocks * 2 <= config.max_channel_blocks
-        and out_blocks % (blocks * 2) == 0
-        and pixels * out_blocks // (blocks * 2) >= config.min_threads
-    ):
+    while blocks * 2 <= config.channel_blocks and out_blocks % (blocks * 2) == 0:
         blocks *= 2
-    return blocks
+    most_columns = config.pointwise_columns if pointwise else config.columns
+    columns = largest_divisor(out_width, most_columns)
+    items = (out_blocks // blocks) * rows * (out_width // columns)
+    waves = items / float(config.wave_size * config.compute_units)
+    for threshold in config.occupancy_waves:
+        if waves >= threshold:
+            break
+        if blocks >= columns and blocks > 1:
+            blocks //= 2
+        elif columns > 1:
+            columns = largest_divisor(out_width, columns // 2)
+    return blocks, columns
 
 
 class Conv2d(AdrenoScheduleRule):
-    """The schedule rule for the direct ``NCHW4c`` convolution (see the module docstring)."""
+    """The schedule rule for the direct ``NCHW4c`` convolution (see the module docstring).
+
+    Parameters
+    ----------
+    config : Optional[Conv2dConfig]
+        The knobs; None: ``Conv2dConfig.from_target`` of the target being compiled for.
+    """
 
     def __init__(self, config: Optional[Conv2dConfig] = None):
         super().__init__()
@@ -138,19 +137,26 @@ class Conv2d(AdrenoScheduleRule):
         ]
 
     @staticmethod
-    def schedule_conv2d(
+    def schedule_conv2d(  # pylint: disable=too-many-locals
         sch: s_tir.Schedule, blk: s_tir.schedule.SBlockRV, config: Conv2dConfig
     ) -> None:
         """Schedule the convolution block ``blk`` and inline its input padding."""
         pads = Conv2d._input_pads(sch, blk)
         n, oc, oh, ow, ob, ic, kh, kw = sch.get_loops(blk)
-        extents = [_static_extent(sch, loop) for loop in (n, oh, ow)]
-        pixels = None if None in extents else extents[0] * extents[1] * extents[2]
-        blocks = channel_blocks(_static_extent(sch, oc), pixels, config)
+        batch, height = _static_extent(sch, n), _static_extent(sch, oh)
+        rows = None if batch is None or height is None else batch * height
+        blocks, columns = conv_tile(
+            _static_extent(sch, oc),
+            rows,
+            _static_extent(sch, ow),
+            config,
+            pointwise=_static_extent(sch, kh) == 1 and _static_extent(sch, kw) == 1,
+        )
 
         oco, ocv = sch.split(oc, [None, blocks], preserve_unit_iters=True)
-        sch.reorder(n, oco, oh, ow, ocv, ob)
-        fused = sch.fuse(n, oco, oh, ow, preserve_unit_iters=True)
+        owo, owv = sch.split(ow, [None, columns], preserve_unit_iters=True)
+        sch.reorder(n, oco, oh, owo, ocv, owv, ob)
+        fused = sch.fuse(n, oco, oh, owo, preserve_unit_iters=True)
         # A range smaller than a work group gets a work group of its own size: with a single,
         # partial work group C++ ``ReverseComputeAt`` drops the bound of the output write-back
         # below (it widens the write's domain past the tensor and adds no predicate).
@@ -161,14 +167,15 @@ class Conv2d(AdrenoScheduleRule):
         sch.bind(tx, "threadIdx.x")
 
         ico, icb = sch.split(ic, [None, _LANES], preserve_unit_iters=True)
-        sch.reorder(ico, kh, kw, icb, ocv, ob)
-        # One input pixel (4 channels) per (ico, kh, kw), shared by the channel blocks.
+        sch.reorder(ico, kh, kw, icb, ocv, owv, ob)
+        # The input row segment under the tile (4 channels a pixel) per (ico, kh), shared by
+        # the kernel columns and the channel blocks: the window slides along it in registers.
         # (consumer_blocks: the input may also feed the epilogue, a residual add, which reads
         # it at the output position.)
         rblk = sch.cache_read(blk, 0, "local", consumer_blocks=[blk])
         for pad in pads:
             sch.compute_inline(pad)
-        sch.compute_at(rblk, kw, preserve_unit_loops=True)
+        sch.compute_at(rblk, kh, preserve_unit_loops=True)
         sch.vectorize(sch.get_loops(rblk)[-1])
         # The weights of those 4 input channels for the channel blocks, read as vectors.
         wblk = sch.cache_read(blk, 1, "local", consumer_blocks=[blk])
@@ -176,6 +183,7 @@ class Conv2d(AdrenoScheduleRule):
         sch.vectorize(sch.get_loops(wblk)[-1])
         sch.unroll(icb)
         sch.unroll(ocv)
+        sch.unroll(owv)
 
         oblk = sch.cache_write(blk, 0, "local")
         sch.reverse_compute_at(oblk, tx, preserve_unit_loops=True)

@@ -25,10 +25,16 @@ from tvm.target import Target
 
 from .. import analysis
 from .base import AdrenoScheduleRule
+from .config import GroupConv2dConfig
 from .utils import schedule_default, schedule_inline_blocks
 
 #: Channels per texture pixel: the output's innermost axis, kept in registers and vectorized.
 _LANES = 4
+
+
+def largest_divisor(extent: int, bound: int) -> int:
+    """The largest divisor of ``extent`` that is at most ``bound`` (at least 1)."""
+    return max(d for d in range(1, max(1, min(bound, extent)) + 1) if extent % d == 0)
 
 
 def _strip_cast(expr):
@@ -67,27 +73,36 @@ def _is_channel_blocked(buf) -> bool:
 
 
 class GroupConv2d(AdrenoScheduleRule):
-    """Schedule channel-blocked (``NCHW4c``) convolutions one output texel per thread.
+    """Schedule channel-blocked (``NCHW4c``) depthwise and grouped convolutions.
 
     Takes a PrimFunc with exactly one reduction block whose update is ``out = out + a * b``
     over 5-D channel-blocked buffers and whose iterators are the five output axes (batch,
     channel chunk, height, width, lane of extent 4) followed only by reduction axes. That is
     the shape of depthwise convolution (any channel multiplier) and of group convolution:
     their reduction stays inside one group, so unlike ``Conv2d`` there is no input-channel
-    loop to split by the texel width. The zero padding is inlined into the window read, and
-    elementwise consumers (bias, activation, residual add, casts) into the store, so the
-    fused function is one kernel that reads and writes images.
+    loop to split by the texel width and no reduction across threads. The zero padding is
+    inlined into the window read, and elementwise consumers (bias, activation, residual add,
+    casts) into the store, so the fused function is one kernel that reads and writes images.
 
-    Threads: the output pixels are fused and split by 64, a work-group size every OpenCL
-    device accepts and one full Adreno wave; each thread keeps its four output lanes in
-    registers and stores one texel. When each output lane reads the same lane of the input
-    (depthwise with channel multiplier 1, MobileNet's case), the lanes are vectorized in the
-    window loop too: one pixel read of the input and one vector read of the weights per tap
-    instead of four. Other channel maps (multipliers above 1, group convolution) read lane
-    by lane.
+    Depthwise with channel multiplier 1 (each output lane reads the same lane of the input,
+    MobileNet's case) is a streaming kernel: a work item computes 4 channels x
+    ``GroupConv2dConfig.columns`` neighbouring output pixels of a row (the largest divisor of
+    the output width up to it); per kernel row it reads the input row segment under them once
+    into registers and slides the window along it (6 pixels for the 12 taps of 4 outputs of a
+    3x3 at stride 1), and the weight texel of each tap once for all its columns. Other channel
+    maps (multipliers above 1, group convolution) compute one output texel per item, reading
+    lane by lane. Work items are fused over the output and split into work groups of
+    ``GroupConv2dConfig.threads``.
+
+    Parameters
+    ----------
+    config : Optional[GroupConv2dConfig]
+        The knobs; None: ``GroupConv2dConfig.from_target`` of the target being compiled for.
     """
 
-    threads = 64
+    def __init__(self, config: Optional[GroupConv2dConfig] = None):
+        super().__init__()
+        self.config = config
 
     @staticmethod
     def _conv_block(sch: s_tir.Schedule, blocks) -> Optional[s_tir.schedule.SBlockRV]:
@@ -130,17 +145,33 @@ class GroupConv2d(AdrenoScheduleRule):
         if conv is None:
             return None
         whole_texels = _reads_whole_texels(sch.get(conv), _product_loads(sch.get(conv)))
+        config = self.config or GroupConv2dConfig.from_target(target)
+        loops = sch.get_loops(conv)
+        reduce_loops = loops[5:]
+        # The sliding window needs the (kernel row, kernel column) reduction of a depthwise
+        # conv; the width must be static to pick a divisor of it.
+        width = sch.get(loops[3]).extent
+        streaming = whole_texels and len(reduce_loops) == 2 and isinstance(width, tirx.IntImm)
+        columns = largest_divisor(int(width), config.columns) if streaming else 1
 
+        window = sch.cache_read(conv, 0, "local", consumer_blocks=[conv]) if streaming else None
+        weights = None
         # Zero padding: inlined, so the window is read straight from the input image.
-        for producer in sch.get_producers(conv):
+        for producer in sch.get_producers(conv if window is None else window):
             if analysis.get_sblock_info(sch, producer).is_injective():
                 sch.compute_inline(producer)
-        loops = sch.get_loops(conv)
         n, occ, oh, ow, lane = loops[:5]
-        reduce_loops = loops[5:]
-        pixels = sch.fuse(n, occ, oh, ow, preserve_unit_iters=True)
-        bx, tx = sch.split(pixels, [None, self.threads], preserve_unit_iters=True)
-        sch.reorder(bx, tx, *reduce_loops, lane)
+        ow_outer, ow_inner = sch.split(ow, [None, columns], preserve_unit_iters=True)
+        items = sch.fuse(n, occ, oh, ow_outer, preserve_unit_iters=True)
+        # Fewer items than a work group: a work group of their number. With a single, partial
+        # work group C++ ``ReverseComputeAt`` drops the bound of the output write-back (as in
+        # ``Conv2d``): the texels of the columns would be stored past the tensor.
+        extent = sch.get(items).extent
+        threads = config.threads
+        if isinstance(extent, tirx.IntImm):
+            threads = min(threads, int(extent))
+        bx, tx = sch.split(items, [None, threads], preserve_unit_iters=True)
+        sch.reorder(bx, tx, *reduce_loops, ow_inner, lane)
         sch.bind(bx, "blockIdx.x")
         sch.bind(tx, "threadIdx.x")
 
@@ -149,12 +180,23 @@ class GroupConv2d(AdrenoScheduleRule):
         sch.vectorize(sch.get_loops(out)[-1])
         if whole_texels:
             sch.vectorize(lane)
+        if streaming:
+            # The input row under the item's columns, per kernel row: one pixel read each.
+            sch.compute_at(window, reduce_loops[0], preserve_unit_loops=True)
+            sch.vectorize(sch.get_loops(window)[-1])
+            # The kernel row's weight texels, each read once for all the columns.
+            weights = sch.cache_read(conv, 1, "local", consumer_blocks=[conv])
+            sch.compute_at(weights, reduce_loops[0], preserve_unit_loops=True)
+            sch.vectorize(sch.get_loops(weights)[-1])
+            sch.unroll(reduce_loops[1])
+            sch.unroll(ow_inner)
         init = sch.decompose_reduction(conv, reduce_loops[0])
         sch.vectorize(sch.get_loops(init)[-1])
 
         # Epilogue (bias, activation, residual add, casts): inlined into the texel store.
         blocks = sch.get_child_blocks(analysis.get_root_block(sch, sch.func_working_on))
         done = {sch.get(b) for b in (conv, out, init)}
+        done |= {sch.get(b) for b in (window, weights) if b is not None}
         remaining = schedule_inline_blocks(sch, [b for b in blocks if sch.get(b) not in done])
         schedule_default(sch, remaining)
         return sch

@@ -24,6 +24,7 @@ from tvm.target import Target
 
 from .. import analysis
 from .base import AdrenoScheduleRule
+from .config import WinogradConfig
 from .utils import schedule_default, schedule_inline_blocks
 
 #: The block annotation ``topi.adreno.conv2d_winograd_*`` puts on each stage (TOPI's usual
@@ -116,11 +117,17 @@ class Winograd(AdrenoScheduleRule):
     ``schedule_rule`` annotation of its block, plus what FuseOps merged into it (the zero
     padding before the input transform; bias, activation, residual add after the output
     transform, inlined into the store). Every stage reads and writes whole texels, the four
-    channels of a pixel vectorized. 64 threads per work-group: a size every OpenCL device
-    accepts and one full Adreno wave, as in ``GroupConv2d``.
+    channels of a pixel vectorized, in work groups of ``WinogradConfig.threads``.
+
+    Parameters
+    ----------
+    config : Optional[WinogradConfig]
+        The knobs; None: ``WinogradConfig.from_target`` of the target being compiled for.
     """
 
-    threads = 64
+    def __init__(self, config: Optional[WinogradConfig] = None):
+        super().__init__()
+        self.config = config
 
     _STAGES: Dict[str, Callable] = {
         INPUT_TRANSFORM: schedule_input_transform,
@@ -160,6 +167,7 @@ class Winograd(AdrenoScheduleRule):
             others = [b for b in sch.get_child_blocks(root) if not sch.get(b).same_as(sch.get(blk))]
         # Epilogue (bias, activation, residual add, casts): inlined into the stage's store.
         others = schedule_inline_blocks(sch, others)
-        self._STAGES[stage](sch, blk, self.threads)
+        config = self.config or WinogradConfig.from_target(target)
+        self._STAGES[stage](sch, blk, config.threads)
         schedule_default(sch, others)
         return sch

@@ -43,22 +43,13 @@ import contextlib
 import contextvars
 
 from tvm import relax, topi
+from tvm.s_tir.dlight.adreno.config import WinogradChoiceConfig
+from tvm.target import Target
 from tvm.topi import adreno as topi_adreno
 
 WINOGRAD_MODES = ("auto", "off", "2", "4")
 _WINOGRAD_MODE = contextvars.ContextVar("adreno_conv2d_winograd", default="auto")
 
-#: Winograd pays off once the product (saving 9 m^2 / (m + 2)^2 of the multiplies, 2.25x for
-#: F(2x2) and 4x for F(4x4)) outweighs the two transforms and the two intermediate textures,
-#: which cost per channel, not per channel pair. Measured on ResNet-50's 3x3 layers (NVIDIA
-#: H200 OpenCL, float32, median ms, direct / F(2x2) / F(4x4);
-#: bench/results/2026-11-30-nvidia-h200-winograd-choice.csv): 64ch 56x56 0.056 / 0.089 /
-#: 0.119, 128ch 28x28 0.084 / 0.117 / 0.113, 256ch 14x14 0.135 / 0.103 / 0.091, 512ch 7x7
-#: 0.245 / 0.102 / 0.127. Direct wins up to 128 channels, Winograd from 256.
-WINOGRAD_MIN_CHANNELS = 256
-#: F(4x4) needs enough 6x6 tiles to amortize them: at 7x7 (two tiles overhanging by one row
-#: and column) F(2x2) is faster, at 14x14 F(4x4) is (see above).
-WINOGRAD_TILE4_MIN_EXTENT = 8
 #: ``kOutEWiseFusable``: keeps FuseOps from merging the Winograd input transform with
 #: injective neighbours (its producer's layout transform, or a previous conv's output
 #: transform), so it reads and writes textures in a kernel of its own.
@@ -93,11 +84,12 @@ def winograd_tile(call: relax.Call) -> int:
     """The Winograd output tile for a conv2d call, or 0 for a direct convolution.
 
     Eligible: ``groups == 1``, a 3x3 kernel, stride 1, dilation 1, static shapes. Then, in
-    ``"auto"`` mode:
+    ``"auto"`` mode, with the knobs of ``WinogradChoiceConfig.from_target`` (the current
+    target's; where they come from is said there):
 
-    * fewer than ``WINOGRAD_MIN_CHANNELS`` input or output channels: direct (0);
-    * float32 accumulation and output height and width at least
-      ``WINOGRAD_TILE4_MIN_EXTENT``: F(4x4, 3x3) (4);
+    * fewer than ``min_channels`` input or output channels: direct (0);
+    * float32 accumulation and output height and width at least ``tile4_min_extent``:
+      F(4x4, 3x3) (4);
     * otherwise F(2x2, 3x3) (2). float16 accumulation always gets F(2x2): the F(4x4)
       transforms multiply by up to 8 and divide by 24. Emulated in numpy float16 over 64
       input channels (200 random tiles, error relative to the tile's largest output):
@@ -131,11 +123,13 @@ def winograd_tile(call: relax.Call) -> int:
     half = call.ty.dtype == "float16"
     if mode in ("2", "4"):
         return 2 if half else int(mode)
+    target = Target.current(allow_none=True)
+    config = WinogradChoiceConfig.from_target(target) if target else WinogradChoiceConfig()
     in_channels, out_channels = data_shape[1] * data_shape[4], out_shape[1] * out_shape[4]
-    if min(in_channels, out_channels) < WINOGRAD_MIN_CHANNELS:
+    if min(in_channels, out_channels) < config.min_channels:
         return 0
     out_h, out_w = out_shape[2], out_shape[3]
-    if not half and min(out_h, out_w) >= WINOGRAD_TILE4_MIN_EXTENT:
+    if not half and min(out_h, out_w) >= config.tile4_min_extent:
         return 4
     return 2
 

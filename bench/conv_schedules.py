@@ -1,0 +1,321 @@
+# Licensed to the Apache Software Foundation (ASF) under one
+# or more contributor license agreements.  See the NOTICE file
+# distributed with this work for additional information
+# regarding copyright ownership.  The ASF licenses this file
+# to you under the Apache License, Version 2.0 (the
+# "License"); you may not use this file except in compliance
+# with the License.  You may obtain a copy of the License at
+#
+#   http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing,
+# software distributed under the License is distributed on an
+# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+# KIND, either express or implied.  See the License for the
+# specific language governing permissions and limitations
+# under the License.
+"""The conv kernels of the layer sweep alone: Adreno schedule variants against each other and
+against the generic buffer target, without the layout transforms and VM calls around them.
+
+Host (needs the compiler), once per Python stack (the current mirror, or another checkout's
+venv for its schedules):
+
+    python bench/conv_schedules.py build --out DIR --label a [--variants default,...]
+    python bench/conv_schedules.py build --out DIR --label c --generic
+
+compiles every layer of ``models.LAYERS`` (weights lifted as in ``build_worker``), and records
+each conv kernel of it (the convolution, or the three Winograd stages; not the weight
+re-layout) with its arguments' shapes, dtypes and memory scopes. ``--variants`` compiles the
+Adreno layers once per entry of ``VARIANTS`` (knob overrides of the rule configs).
+
+Device (runtime only, the bundle of ``run.py bundle`` on PYTHONPATH):
+
+    python bench/conv_schedules.py device --bundle DIR --out FILE.csv
+
+times each recorded kernel on its own (arguments allocated in their scopes, random inputs,
+device timer, median of ``--repeat`` samples of enough launches for 2 ms), sums a layer's
+conv kernels (``kernel_us``) and, apart, the other kernels of its ``main`` (``other_us``: the
+layout transforms into and out of the texture layout), and checks each Adreno variant's
+output against the first label's on the same inputs.
+"""
+
+import argparse
+import contextlib
+import csv
+import ctypes
+import dataclasses
+import json
+import os
+import pathlib
+import sys
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+#: Knob overrides per variant: rule config class name -> fields.
+VARIANTS = {
+    "default": {},
+    "guard_off": {"Conv2dConfig": {"occupancy_waves": ()}},
+    "guard_16_8_4": {"Conv2dConfig": {"occupancy_waves": (16, 8, 4)}},
+    "tile_2x1": {"Conv2dConfig": {"columns": 1, "occupancy_waves": ()}},
+    "tile_1x2": {"Conv2dConfig": {"channel_blocks": 1, "pointwise_columns": 2}},
+    "dw_columns_1": {"GroupConv2dConfig": {"columns": 1}},
+    "dw_columns_4": {"GroupConv2dConfig": {"columns": 4}},
+}
+
+
+@contextlib.contextmanager
+def _knobs(overrides):
+    """Make ``from_target`` of each named rule config return the defaults with ``overrides``."""
+    saved = []
+    try:
+        for name, fields in overrides.items():
+            # pylint: disable-next=import-outside-toplevel
+            from tvm.s_tir.dlight.adreno import config
+
+            cls = getattr(config, name)
+            saved.append((cls, cls.__dict__.get("from_target")))
+            original = cls.from_target
+
+            def _patched(target, _original=original, _fields=fields):
+                return dataclasses.replace(_original(target), **_fields)
+
+            cls.from_target = staticmethod(_patched)
+        yield
+    finally:
+        for cls, original in saved:
+            if original is None:
+                del cls.from_target  # inherited again
+            else:
+                cls.from_target = original
+
+
+def _conv_calls(mod, target):
+    """The kernels ``main`` calls, as (name, [(shape, dtype, scope) of each argument, output
+    last]): the conv kernels, and the others (layout transforms), in two lists."""
+    import tvm  # pylint: disable=import-outside-toplevel
+    from tvm import relax  # pylint: disable=import-outside-toplevel
+
+    with target:
+        lowered = tvm.transform.Sequential(
+            relax.pipeline.library_dispatch_passes(target) + relax.pipeline.legalize_passes(target)
+        )(mod)
+    call_tir = tvm.ir.Op.get("relax.call_tir")
+    found, others = [], []
+
+    def _info(type_):
+        vdev = type_.vdevice
+        scope = "global" if vdev is None else str(vdev.memory_scope)
+        return [int(d) for d in type_.shape], str(type_.dtype), scope
+
+    def _visit(expr):
+        if isinstance(expr, relax.Call) and expr.op.same_as(call_tir):
+            name = expr.args[0].name_hint
+            if "weight_transform" in name:
+                return  # lifted: runs once with the weights, not per inference
+            args = [_info(arg.ty) for arg in expr.args[1].fields] + [_info(expr.ty)]
+            (found if "conv2d" in name else others).append((name, args))
+
+    relax.analysis.post_order_visit(lowered["main"], _visit)
+    return found, others
+
+
+def _applies(variant: str, layer) -> bool:
+    """Whether a variant changes the schedule of ``layer`` (groups > 1: GroupConv2d's knobs)."""
+    overrides = VARIANTS[variant]
+    if not overrides:
+        return True
+    rule = "GroupConv2dConfig" if layer[4] > 1 else "Conv2dConfig"
+    return rule in overrides
+
+
+def cmd_build(args) -> int:
+    """Compile every layer (per variant) and record its conv kernels in ``cases-LABEL.json``."""
+    import build_worker  # pylint: disable=import-outside-toplevel
+    import models  # pylint: disable=import-outside-toplevel
+    import tvm  # pylint: disable=import-outside-toplevel
+
+    (args.out / "lib").mkdir(parents=True, exist_ok=True)
+    config = "c" if args.generic else "a"
+    target = build_worker.target_of(config)
+    variants = ["default"] if args.generic else args.variants.split(",")
+    cases = []
+    for layer in models.tiny_layers() if args.tiny else models.LAYERS:
+        mod, _ = models.single_conv(*layer)
+        mod["main"] = mod["main"].with_attr("num_input", 1)
+        for variant in variants:
+            if not _applies(variant, layer):
+                continue
+            label = args.label if variant == "default" else f"{args.label}:{variant}"
+            overrides = {} if args.generic else VARIANTS[variant]
+            with _knobs(overrides):
+                calls, others = _conv_calls(mod, target)
+                exe = tvm.compile(
+                    mod, target=target, relax_pipeline=build_worker.lifted_pipeline(target)
+                )
+            lib = f"{'-'.join(str(v) for v in layer)}__{label.replace(':', '_')}.so"
+            exe.export_library(str(args.out / "lib" / lib))
+            cases.append(
+                {"layer": list(layer), "label": label, "lib": lib, "calls": calls, "others": others}
+            )
+            print(f"built {lib}: {[name for name, _ in calls]}", flush=True)
+    path = args.out / f"cases-{args.label}.json"
+    path.write_text(json.dumps(cases, indent=1), encoding="utf-8")
+    (args.out / "bench").mkdir(exist_ok=True)
+    for name in ("conv_schedules.py",):
+        (args.out / "bench" / name).write_text((HERE / name).read_text(encoding="utf-8"))
+    return 0
+
+
+def _holder(module, name):
+    """The (imported) module that defines ``name``: time_evaluator does not search imports."""
+    if module.implements_function(name, False):
+        return module
+    for sub in module.imports:
+        found = _holder(sub, name)
+        if found is not None:
+            return found
+    return None
+
+
+def _layer_flop(layer):
+    cin, cout, k, stride, groups, size = layer
+    out = (size + 2 * (k // 2) - k) // stride + 1
+    return 2.0 * cout * out * out * (cin // groups) * k * k
+
+
+def cmd_device(args) -> int:
+    """Time every recorded kernel of the bundle's cases on the OpenCL device (runtime only)."""
+    import numpy as np  # pylint: disable=import-outside-toplevel
+    import tvm  # pylint: disable=import-outside-toplevel
+
+    if not tvm.runtime.enabled("opencl"):
+        lib = os.path.join(os.path.dirname(tvm.__file__), "lib", "libtvm_runtime_opencl.so")
+        ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
+    dev = tvm.opencl(0)
+    cases = []
+    for path in sorted(args.bundle.glob("cases-*.json")):
+        cases += json.loads(path.read_text(encoding="utf-8"))
+    rng = np.random.default_rng(20261201)
+    outputs = {}
+    rows = []
+    for case in cases:
+        layer = tuple(case["layer"])
+        row = {
+            "device": dev.device_name,
+            "layer": ",".join(map(str, layer)),
+            "label": case["label"],
+        }
+        try:
+            lib = tvm.runtime.load_module(str(args.bundle / "lib" / case["lib"]))
+            total, kernels = 0.0, []
+            for name, infos in case["calls"]:
+                median, tensors = _time_kernel(lib, name, infos, dev, rng, args.repeat)
+                total += median
+                kernels.append(f"{name}={median * 1e6:.1f}")
+                if len(case["calls"]) == 1:
+                    outputs[(layer, case["label"])] = (
+                        [t.numpy() for t in tensors[:-1]],
+                        tensors[-1].numpy(),
+                    )
+            other_total, others = 0.0, []
+            for name, infos in case.get("others", []):
+                if _holder(lib, name) is None:
+                    others.append(f"{name}=absent")
+                    continue
+                median, _ = _time_kernel(lib, name, infos, dev, rng, args.repeat)
+                other_total += median
+                others.append(f"{name}={median * 1e6:.1f}")
+            row.update(
+                kernel_us=round(total * 1e6, 2),
+                gflops=round(_layer_flop(layer) / total / 1e9, 1),
+                kernels=" ".join(kernels),
+                other_us=round(other_total * 1e6, 2),
+                others=" ".join(others),
+                status="ok",
+            )
+        except Exception as err:  # pylint: disable=broad-except
+            row.update(status="error", error=str(err).strip().splitlines()[-1][:200])
+        rows.append(row)
+        print(row, flush=True)
+    _check_against_first(cases, outputs, rows, args, dev)
+    fields = ["device", "layer", "label", "kernel_us", "gflops", "max_abs_diff", "status"]
+    fields += ["kernels", "other_us", "others", "error"]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with open(args.out, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(rows)
+    return 0
+
+
+def _time_kernel(lib, name, infos, dev, rng, repeat):
+    """Median seconds of one launch of kernel ``name`` on fresh random arguments (allocated in
+    their scopes), and the arguments after a first run."""
+    import numpy as np  # pylint: disable=import-outside-toplevel
+    import tvm  # pylint: disable=import-outside-toplevel
+
+    holder = _holder(lib, name)
+    tensors = []
+    for shape, dtype, scope in infos:
+        tensor = tvm.runtime.empty(tuple(shape), dtype, dev, mem_scope=scope)
+        tensor.copyfrom(rng.uniform(-1, 1, size=shape).astype(dtype))
+        tensors.append(tensor)
+    holder[name](*tensors)
+    probe = holder.time_evaluator(name, dev, number=5, repeat=3)(*tensors)
+    number = max(1, min(2000, int(2e-3 / max(probe.mean, 1e-7))))
+    res = holder.time_evaluator(name, dev, number=number, repeat=repeat)(*tensors)
+    return float(np.median(res.results)), tensors
+
+
+def _check_against_first(cases, outputs, rows, args, dev):
+    """Run each single-kernel Adreno variant on the inputs of the first label's run of the same
+    layer and record the largest difference of the outputs."""
+    import numpy as np  # pylint: disable=import-outside-toplevel
+    import tvm  # pylint: disable=import-outside-toplevel
+
+    first = {}
+    for case, row in zip(cases, rows):
+        layer = tuple(case["layer"])
+        key = (layer, case["label"])
+        if key not in outputs or len(case["calls"]) != 1:
+            continue
+        if layer not in first:
+            first[layer] = (case, outputs[key])
+            row["max_abs_diff"] = 0.0
+            continue
+        ref_case, (inputs, want) = first[layer]
+        name, infos = case["calls"][0]
+        if [i[:2] for i in infos] != [i[:2] for i in ref_case["calls"][0][1]]:
+            continue  # another layout (the generic target): checked by the layer sweep
+        lib = tvm.runtime.load_module(str(args.bundle / "lib" / case["lib"]))
+        tensors = []
+        # The output starts as NaN: a kernel that writes nothing cannot pass.
+        for value, (shape, dtype, scope) in zip(inputs + [np.full_like(want, np.nan)], infos):
+            tensor = tvm.runtime.empty(tuple(shape), dtype, dev, mem_scope=scope)
+            tensor.copyfrom(value)
+            tensors.append(tensor)
+        _holder(lib, name)[name](*tensors)
+        row["max_abs_diff"] = float(np.abs(tensors[-1].numpy() - want).max())
+
+
+def main() -> int:
+    """Parse the command line and run one step."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="step", required=True)
+    build = sub.add_parser("build")
+    build.add_argument("--out", type=pathlib.Path, required=True)
+    build.add_argument("--label", required=True)
+    build.add_argument("--variants", default="default")
+    build.add_argument("--generic", action="store_true")
+    build.add_argument("--tiny", action="store_true", help="small shapes for a CPU dry run")
+    device = sub.add_parser("device")
+    device.add_argument("--bundle", type=pathlib.Path, required=True)
+    device.add_argument("--out", type=pathlib.Path, required=True)
+    device.add_argument("--repeat", type=int, default=15)
+    args = parser.parse_args()
+    return cmd_build(args) if args.step == "build" else cmd_device(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
