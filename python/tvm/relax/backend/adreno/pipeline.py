@@ -151,6 +151,8 @@ def legalize_passes(target: tvm.target.Target):  # pylint: disable=unused-argume
             )
         ]
     )
+    # Fused names join every operator; drivers choke on kernel names of hundreds of chars.
+    pass_list.append(relax.backend.gpu_generic.BoundKernelNames())
     return pass_list
 
 
