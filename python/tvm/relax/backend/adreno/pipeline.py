@@ -28,6 +28,7 @@ from tvm.relax.backend.adreno.transform.conv2d_transpose_layout import (
     LowerConv2dTransposeNCHWc,
 )
 from tvm.relax.backend.adreno.transform.conv_channel_padding import PadConvChannels
+from tvm.relax.backend.adreno.transform.fold_constant_on_host import FoldConstantOnHost
 
 
 @tvm.transform.module_pass(opt_level=0, name="MetaScheduleApplyDatabase")
@@ -85,6 +86,7 @@ def legalize_passes(target: tvm.target.Target):  # pylint: disable=unused-argume
                 relax.backend.adreno.transform.PackChannelArgReduce(),
                 FoldTextureLayoutTransforms(),
                 relax.transform.Normalize(),
+                FoldConstantOnHost(),
                 relax.transform.FoldConstant(),
                 relax.transform.LegalizeOps(skip_ops=skip_ops),
                 relax.transform.AnnotateTIROpPattern(),
