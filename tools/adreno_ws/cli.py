@@ -159,6 +159,27 @@ def cmd_census(args) -> int:
     return 0
 
 
+def cmd_census_model(args) -> int:
+    """Texture census of a model file, with the reason for every kernel left on buffers."""
+    try:
+        from . import model_census  # pylint: disable=import-outside-toplevel
+        import tvm  # noqa: F401  pylint: disable=import-outside-toplevel,unused-import
+    except ImportError as err:
+        raise WsError(
+            f"census needs TVM ({err}): run it with the venv's python "
+            "(PYTHONPATH=tools .venv/bin/python -m adreno_ws census MODEL)"
+        ) from None
+    shapes = model_census.parse_input_shapes(args.input_shape or [])
+    counts, reasons = model_census.census_model(Path(args.model), shapes)
+    if args.json:
+        print(json.dumps({"model": Path(args.model).name, **counts, "buffers": reasons}))
+        return 0
+    print(model_census.format_census(Path(args.model).name, counts))
+    for line in model_census.format_reasons(reasons) or ["every operator runs on textures"]:
+        print(line)
+    return 0
+
+
 def cmd_junit(args) -> int:
     """Print per-file and total pass/fail/skip counts of JUnit XML files."""
     from .report import junit_counts  # pylint: disable=import-outside-toplevel
@@ -311,6 +332,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pytest-args", nargs="*", help="extra pytest arguments, e.g. -k conv")
     p.add_argument("paths", nargs="*", help="test paths (default the texture suite)")
     p.set_defaults(func=cmd_seed_sweep)
+
+    p = sub.add_parser(
+        "census", help="which operators of a model file run on textures, and why not"
+    )
+    p.add_argument("model", help="an .onnx or .tflite file")
+    p.add_argument(
+        "--input-shape",
+        action="append",
+        metavar="NAME=D0,D1,...",
+        help="fix a dynamic input shape (repeat for several inputs)",
+    )
+    p.add_argument("--json", action="store_true", help="one JSON object instead of text")
+    p.set_defaults(func=cmd_census_model)
+
     p = sub.add_parser("headers", help="check the ASF license header on mirror files")
     p.add_argument("files", nargs="*", help="files to check (default: all mirror .py files)")
     p.set_defaults(func=cmd_headers)

@@ -16,6 +16,23 @@ It also accepts a built ``VMExecutable``: then the OpenCL source decides (a kern
 ``image2d_array_t`` parameter is a texture kernel), which works for a module loaded from disk.
 
 The result is a flat dict of ints (plus ``"source"``), ready for ``json.dumps``.
+
+``buffer_reasons(lowered_mod, target)`` says, for every operator call left on buffers, why:
+the first of these that holds (``REASONS`` has the wording):
+
+``symbolic-shape``   a tensor of the call has a dimension unknown at compile time
+``image-limits``     a blocked (``...x4``) tensor would not fit the target's image limits
+``not-4d``           no tensor of the call is a 4-D image candidate (``[N, C/4, H, W, 4]``
+                     needs a 4-D NCHW/NHWC original): flattened features, logits, boxes
+``channels``         a 4-D tensor with a channel count that is not a multiple of 4 (on the
+                     model's channel axis): no whole RGBA pixels, so no conversion
+``no-layout-rule``   a 4-D tensor the pipeline did not convert to ``NCHW4c``: the op has no
+                     layout rule that keeps it in blocked channels
+``no-texture-rule``  blocked tensors that fit, but the op is one the texture annotation keeps
+                     on buffers (no texture schedule for it)
+
+``census_model(path, input_shapes)`` imports an ``.onnx`` or ``.tflite`` file and returns
+both; ``python -m adreno_ws census MODEL`` prints them.
 """
 
 from __future__ import annotations
@@ -123,6 +140,75 @@ def census(lowered_mod) -> Dict[str, object]:
     )
 
 
+REASONS = {
+    "symbolic-shape": "symbolic shape: a dimension is unknown at compile time",
+    "image-limits": "shape over the image limits of the target",
+    "not-4d": "not a 4-D image tensor (flattened features, logits, boxes)",
+    "channels": "channels not a multiple of 4: the tensor was not converted to NCHW4c",
+    "no-layout-rule": "layout not converted: the op has no NCHW4c layout rule",
+    "no-texture-rule": "no texture schedule for the op: it stays on buffers in NCHW4c",
+}
+
+
+def _static_dims(buffer_shape) -> List[int] | None:
+    dims = []
+    for dim in buffer_shape:
+        if not hasattr(dim, "value"):
+            return None
+        dims.append(int(dim.value))
+    return dims
+
+
+def _reason_of(prim_func, limits, channel_axis: int) -> str:
+    """Why a PrimFunc whose parameters are all buffers stays there (a key of REASONS)."""
+    # pylint: disable=import-outside-toplevel
+    from tvm.relax.backend.adreno.transform.texture_scope import choose_texture_scope
+
+    shapes = []
+    for param in prim_func.params:
+        shape = getattr(param.ty, "shape", None)  # a BufferType; scalars have none
+        if shape is None:
+            continue
+        dims = _static_dims(shape)
+        if dims is None:
+            return "symbolic-shape"
+        shapes.append(dims)
+    blocked = [d for d in shapes if len(d) >= 3 and d[-1] == 4]
+    if any(choose_texture_scope(d, limits) == "global" for d in blocked):
+        return "image-limits"
+    if blocked:
+        return "no-texture-rule"
+    if any(len(d) == 4 and d[channel_axis] % 4 for d in shapes):
+        return "channels"
+    if any(len(d) == 4 for d in shapes):
+        return "no-layout-rule"
+    return "not-4d"
+
+
+def buffer_reasons(lowered_mod, target, channel_axis: int = 1) -> List[Dict[str, object]]:
+    """For each PrimFunc called on buffers (layout transforms aside), in program order:
+    ``{"func", "calls", "reason", "why"}`` (``reason`` a key of REASONS, ``why`` its text).
+    ``channel_axis``: the model's channel axis in 4-D tensors (1 for NCHW, 3 for NHWC)."""
+    # pylint: disable=import-outside-toplevel
+    from tvm import tirx
+    from tvm.relax.backend.adreno.transform.texture_scope import TextureLimits
+
+    limits = TextureLimits.from_target(target)
+    calls: Dict[str, int] = {}
+    for name in _call_tir_targets(lowered_mod):
+        calls[name] = calls.get(name, 0) + 1
+    rows = []
+    for name, count in calls.items():
+        func = lowered_mod[name]
+        if not isinstance(func, tirx.PrimFunc) or _is_layout_transform(name):
+            continue
+        if any(s.startswith(TEXTURE_SCOPE_PREFIX) for s in _scopes_of(func)):
+            continue
+        reason = _reason_of(func, limits, channel_axis)
+        rows.append({"func": name, "calls": count, "reason": reason, "why": REASONS[reason]})
+    return rows
+
+
 def format_census(name: str, counts: Dict[str, object]) -> str:
     """One line for logs: ``name: 12 texture / 5 buffer ops (+8 layout transforms), calls ...``."""
     line = (
@@ -135,3 +221,177 @@ def format_census(name: str, counts: Dict[str, object]) -> str:
             f" (+{counts['calls_layout_transform']} layout transforms)"
         )
     return line
+
+
+# ----------------------------------------------------------------------------------------
+# A model file: import, lower for the texture target, census and reasons
+# ----------------------------------------------------------------------------------------
+
+TEXTURE_TARGET = "qcom/adreno-opencl-texture"
+
+
+def parse_input_shapes(specs: Iterable[str]) -> Dict[str, List[int]]:
+    """``["x=1,3,224,224", ...]`` -> ``{"x": [1, 3, 224, 224]}`` (WsError on a bad spec)."""
+    from . import WsError  # pylint: disable=import-outside-toplevel
+
+    shapes: Dict[str, List[int]] = {}
+    for spec in specs:
+        name, sep, dims = spec.partition("=")
+        try:
+            shape = [int(d) for d in dims.split(",")]
+        except ValueError:
+            shape = []
+        if not sep or not name or not shape or any(d <= 0 for d in shape):
+            raise WsError(
+                f"--input-shape {spec!r}: write NAME=D0,D1,... with positive integers "
+                "(e.g. x=1,3,224,224)"
+            )
+        shapes[name] = shape
+    return shapes
+
+
+def _dynamic_inputs_error(path, dynamic: Dict[str, str]):
+    from . import WsError  # pylint: disable=import-outside-toplevel
+
+    listed = ", ".join(f"{name} {dims}" for name, dims in dynamic.items())
+    example = " ".join(f"--input-shape {name}=..." for name in dynamic)
+    return WsError(f"{path.name}: input shape not fixed ({listed}): pass {example}")
+
+
+def _import_onnx(path, shapes: Dict[str, List[int]]):
+    from . import WsError  # pylint: disable=import-outside-toplevel
+
+    import onnx  # pylint: disable=import-outside-toplevel
+    from tvm.relax.frontend.onnx import from_onnx  # pylint: disable=import-outside-toplevel
+
+    try:
+        model = onnx.load(str(path))
+    except Exception as err:  # pylint: disable=broad-except
+        raise WsError(
+            f"{path.name} is not a valid ONNX model ({type(err).__name__}: "
+            f"{str(err).strip().splitlines()[0][:160] if str(err).strip() else 'unreadable'}): "
+            "check the file"
+        ) from None
+    initializers = {init.name for init in model.graph.initializer}
+    dynamic = {}
+    shape_dict = {}
+    for value in model.graph.input:
+        if value.name in initializers:
+            continue
+        dims = [d.dim_value if d.dim_value > 0 else (d.dim_param or "?") for d in
+                value.type.tensor_type.shape.dim]
+        if value.name in shapes:
+            shape_dict[value.name] = shapes[value.name]
+        elif all(isinstance(d, int) for d in dims):
+            shape_dict[value.name] = dims
+        else:
+            dynamic[value.name] = "x".join(str(d) for d in dims)
+    if dynamic:
+        raise _dynamic_inputs_error(path, dynamic)
+    unknown = sorted(set(shapes) - set(shape_dict))
+    if unknown:
+        raise WsError(f"{path.name} has no input named {', '.join(unknown)} "
+                      f"(inputs: {', '.join(shape_dict)})")
+    return from_onnx(model, shape_dict=shape_dict, keep_params_in_input=False)
+
+
+def _import_tflite(path, shapes: Dict[str, List[int]]):
+    from . import WsError  # pylint: disable=import-outside-toplevel
+
+    import tflite  # pylint: disable=import-outside-toplevel
+    from tvm.relax.frontend.tflite import from_tflite  # pylint: disable=import-outside-toplevel
+
+    data = path.read_bytes()
+    if len(data) < 8 or not tflite.Model.ModelBufferHasIdentifier(data, 0):
+        raise WsError(f"{path.name} is not a TFLite flatbuffer (no 'TFL3' identifier): "
+                      "check the file")
+    model = tflite.Model.GetRootAsModel(data, 0)
+    graph = model.Subgraphs(0)
+    dynamic = {}
+    for i in range(graph.InputsLength()):
+        tensor = graph.Tensors(graph.Inputs(i))
+        name = tensor.Name().decode()
+        signature = tensor.ShapeSignatureAsNumpy() if tensor.ShapeSignatureLength() else None
+        if signature is not None and (signature < 0).any() and name not in shapes:
+            dynamic[name] = "x".join("?" if d < 0 else str(d) for d in signature)
+    if dynamic:
+        raise _dynamic_inputs_error(path, dynamic)
+    return from_tflite(model, shape_dict={k: tuple(v) for k, v in shapes.items()} or None)
+
+
+def import_model(path, shapes: Dict[str, List[int]]):
+    """A Relax module from an .onnx or .tflite file; WsError with one line when the file is
+    missing, corrupt, has an input shape left dynamic or an operator no frontend converts."""
+    from pathlib import Path  # pylint: disable=import-outside-toplevel
+
+    from . import WsError  # pylint: disable=import-outside-toplevel
+
+    path = Path(path)
+    if not path.is_file():
+        raise WsError(f"{path}: no such file")
+    importers = {".onnx": _import_onnx, ".tflite": _import_tflite}
+    if path.suffix not in importers:
+        raise WsError(f"{path.name}: unknown model format: give an .onnx or .tflite file")
+    import tvm  # pylint: disable=import-outside-toplevel
+
+    try:
+        return importers[path.suffix](path, shapes)
+    except WsError:
+        raise
+    except tvm.error.OpNotImplemented as err:
+        raise WsError(
+            f"{path.name}: the {path.suffix[1:]} frontend cannot convert an operator: "
+            f"{_first_line(err)}"
+        ) from None
+    except Exception as err:  # pylint: disable=broad-except
+        raise WsError(
+            f"{path.name}: the {path.suffix[1:]} frontend failed ({type(err).__name__}: "
+            f"{_first_line(err)}): the model uses something TVM cannot import"
+        ) from None
+
+
+def _first_line(err: BaseException) -> str:
+    lines = [l.strip() for l in str(err).splitlines() if l.strip()]
+    # TVM errors end with the message; Python ones start with it.
+    text = lines[-1] if lines and type(err).__module__.startswith("tvm") else (lines or [""])[0]
+    return text[:200]
+
+
+def legalize_for_texture(mod, target=None):
+    """The module after the texture target's legalization phase (scopes decided)."""
+    import tvm  # pylint: disable=import-outside-toplevel
+    from tvm import relax  # pylint: disable=import-outside-toplevel
+
+    target = target or tvm.target.Target(TEXTURE_TARGET, host="llvm")
+    with target:
+        passes = relax.pipeline.library_dispatch_passes(target)
+        passes += relax.pipeline.legalize_passes(target)
+        return tvm.transform.Sequential(passes)(mod), target
+
+
+def census_model(path, shapes: Dict[str, List[int]] | None = None):
+    """(census counts, buffer reasons) of a model file on the texture target."""
+    from . import WsError  # pylint: disable=import-outside-toplevel
+
+    mod = import_model(path, shapes or {})
+    try:
+        lowered, target = legalize_for_texture(mod)
+    except Exception as err:  # pylint: disable=broad-except
+        raise WsError(
+            f"the texture pipeline failed on this model ({type(err).__name__}: "
+            f"{_first_line(err)}): report it with the model attached"
+        ) from None
+    channel_axis = 3 if str(path).endswith(".tflite") else 1  # TFLite models are NHWC
+    return census(lowered), buffer_reasons(lowered, target, channel_axis)
+
+
+def format_reasons(rows: List[Dict[str, object]]) -> List[str]:
+    """Lines for the calls on buffers, grouped by reason."""
+    lines = []
+    for reason, text in REASONS.items():
+        group = [r for r in rows if r["reason"] == reason]
+        if group:
+            calls = sum(int(r["calls"]) for r in group)
+            lines.append(f"on buffers, {text}: {len(group)} kernels, {calls} calls")
+            lines.extend(f"    {r['func']} ({r['calls']}x)" for r in group)
+    return lines

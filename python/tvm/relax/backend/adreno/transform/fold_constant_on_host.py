@@ -18,7 +18,8 @@
 
 After ``ConvertLayout`` every bound conv weight goes through a chain of high-level ops
 (``astype`` of float16 weights, ``permute_dims`` of NHWC models' OHWI weights, the
-``layout_transform`` to OIHW4o, the batch-norm arithmetic of ``DecomposeOpsForInference``).
+``layout_transform`` to OIHW4o, the batch-norm arithmetic of ``DecomposeOpsForInference``,
+the ``broadcast_to`` and ``reshape`` of PReLU slopes).
 ``FoldConstant`` (C++ ``src/relax/transform/fold_constant.cc``) evaluates each such call by
 legalizing it to a fresh PrimFunc and building that with LLVM: about three builds per weight,
 which made it three quarters of the texture build of MediaPipe BlazeFace (60 of 80 s on two
@@ -50,18 +51,48 @@ def _static_shape(ty) -> Optional[List[int]]:
     return dims
 
 
+_INDEX_OPS = {
+    "Add": np.add,
+    "Sub": np.subtract,
+    "Mul": np.multiply,
+    "FloorDiv": np.floor_divide,
+    "FloorMod": np.mod,
+}
+
+
+def _eval_index(expr, env):
+    """An index expression of an IndexMap on numpy index grids (None: not one we know)."""
+    if isinstance(expr, tvm.tirx.IntImm):
+        return int(expr.value)
+    if isinstance(expr, tvm.tirx.Var):
+        return env.get(expr.name)
+    fn = _INDEX_OPS.get(type(expr).__name__)
+    if fn is None:
+        return None
+    lhs, rhs = _eval_index(expr.a, env), _eval_index(expr.b, env)
+    return None if lhs is None or rhs is None else fn(lhs, rhs)
+
+
 def _layout_transform(call, arrays):
-    """Through IndexMap.map_tensor, only where the map is a bijection onto the output (no
-    padding): a padded transform is left to FoldConstant."""
-    if call.attrs.pad_value is not None or list(getattr(call.attrs, "axis_separators", None) or []):
+    """Scatter every element to the index the IndexMap gives it; only where the map is a
+    bijection onto the output (no padding): a padded transform is left to FoldConstant."""
+    if call.attrs.pad_value is not None:
         return None
     src = arrays[0]
     index_map = call.attrs.index_map
     out_shape = _static_shape(call.ty)
-    mapped = [int(d) for d in index_map.map_shape([tvm.tirx.IntImm("int64", d) for d in src.shape])]
-    if mapped != out_shape or math.prod(mapped) != src.size:
+    if math.prod(out_shape) != src.size or len(index_map.initial_indices) != src.ndim:
         return None
-    return index_map.map_tensor(tvm.runtime.tensor(src)).numpy()
+    grids = np.indices(src.shape, dtype="int64")
+    env = {var.name: grid for var, grid in zip(index_map.initial_indices, grids)}
+    targets = [_eval_index(e, env) for e in index_map.final_indices]
+    if len(targets) != len(out_shape) or any(t is None for t in targets):
+        return None
+    dst = np.zeros(out_shape, dtype=src.dtype)
+    dst[tuple(np.broadcast_to(t, src.shape) for t in targets)] = src
+    hit = np.zeros(out_shape, dtype=bool)
+    hit[tuple(np.broadcast_to(t, src.shape) for t in targets)] = True
+    return dst if hit.all() else None
 
 
 def _permute_dims(call, arrays):
@@ -80,6 +111,7 @@ _EVALUATORS: Dict[str, Callable] = {
     "relax.astype": lambda call, arrays: arrays[0].astype(str(call.attrs.dtype)),
     "relax.permute_dims": _permute_dims,
     "relax.reshape": lambda call, arrays: arrays[0].reshape(_static_shape(call.ty)),
+    "relax.broadcast_to": lambda call, arrays: np.broadcast_to(arrays[0], _static_shape(call.ty)),
     "relax.expand_dims": lambda call, arrays: arrays[0].reshape(_static_shape(call.ty)),
     "relax.squeeze": lambda call, arrays: arrays[0].reshape(_static_shape(call.ty)),
     "relax.layout_transform": _layout_transform,
