@@ -140,22 +140,39 @@ def cmd_opencl(args) -> int:
 
 
 def cmd_census(args) -> int:
-    """Print one line per model of a TEXTURE_CENSUS_FILE (the last record of each model)."""
+    """Print one line per model of a TEXTURE_CENSUS_FILE: right or wrong on each device, then
+    the kernels on textures / buffers / layout transforms (the last census of each model)."""
     from .model_census import format_census  # pylint: disable=import-outside-toplevel
 
     path = Path(args.file)
-    records = {}
+    records, results = {}, {}
     if path.is_file():
         for line in path.read_text(encoding="utf-8").splitlines():
             try:
                 record = json.loads(line)
-                records[record["model"]] = record
+                if "right" in record:
+                    results.setdefault(record["model"], {})[record["device"]] = record["right"]
+                else:
+                    records[record["model"]] = record
             except (ValueError, KeyError, TypeError):
                 print(f"  (skipped a malformed census line in {path})")
-    if not records:
+    if not records and not results:
         print("  (no model census recorded)")
-    for name, record in sorted(records.items()):
-        print("  " + format_census(name, record))
+    for name in sorted(set(records) | set(results)):
+        runs = results.get(name, {})
+        verdict = "; ".join(
+            f"{'right' if ok else 'WRONG'} on {device}" for device, ok in sorted(runs.items())
+        ) or "not run"
+        line = f"  {name}: {verdict}"
+        if name in records:
+            record = records[name]
+            line += "; " + format_census(name, record).split(": ", 1)[1]
+            reasons = record.get("buffer_reasons") or {}
+            if reasons:
+                line += "; buffer calls by reason: " + ", ".join(
+                    f"{key} {count}" for key, count in sorted(reasons.items())
+                )
+        print(line)
     return 0
 
 
