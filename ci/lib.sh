@@ -81,7 +81,7 @@ summary() {
     grep -v '^\s*\(#\|$\)' "$REPO/patches/series" | sed 's/^/  /'
     echo "time: $(elapsed)"
     echo "$1"
-    echo "operators on textures / buffers per real model:"
+    echo "real models: right or wrong per device; kernels on textures / buffers / layout transforms:"
     ws census-summary "$TEXTURE_CENSUS_FILE"
     echo "tests:"
     local files=("$OUT"/*.xml)

@@ -160,9 +160,12 @@ def cmd_census(args) -> int:
         print("  (no model census recorded)")
     for name in sorted(set(records) | set(results)):
         runs = results.get(name, {})
-        verdict = "; ".join(
-            f"{'right' if ok else 'WRONG'} on {device}" for device, ok in sorted(runs.items())
-        ) or "not run"
+        verdict = (
+            "; ".join(
+                f"{'right' if ok else 'WRONG'} on {device}" for device, ok in sorted(runs.items())
+            )
+            or "not run"
+        )
         line = f"  {name}: {verdict}"
         if name in records:
             record = records[name]

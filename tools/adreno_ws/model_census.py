@@ -278,8 +278,10 @@ def _import_onnx(path, shapes: Dict[str, List[int]]):
     for value in model.graph.input:
         if value.name in initializers:
             continue
-        dims = [d.dim_value if d.dim_value > 0 else (d.dim_param or "?") for d in
-                value.type.tensor_type.shape.dim]
+        dims = [
+            d.dim_value if d.dim_value > 0 else (d.dim_param or "?")
+            for d in value.type.tensor_type.shape.dim
+        ]
         if value.name in shapes:
             shape_dict[value.name] = shapes[value.name]
         elif all(isinstance(d, int) for d in dims):
@@ -290,8 +292,10 @@ def _import_onnx(path, shapes: Dict[str, List[int]]):
         raise _dynamic_inputs_error(path, dynamic)
     unknown = sorted(set(shapes) - set(shape_dict))
     if unknown:
-        raise WsError(f"{path.name} has no input named {', '.join(unknown)} "
-                      f"(inputs: {', '.join(shape_dict)})")
+        raise WsError(
+            f"{path.name} has no input named {', '.join(unknown)} "
+            f"(inputs: {', '.join(shape_dict)})"
+        )
     return from_onnx(model, shape_dict=shape_dict, keep_params_in_input=False)
 
 
@@ -303,8 +307,9 @@ def _import_tflite(path, shapes: Dict[str, List[int]]):
 
     data = path.read_bytes()
     if len(data) < 8 or not tflite.Model.ModelBufferHasIdentifier(data, 0):
-        raise WsError(f"{path.name} is not a TFLite flatbuffer (no 'TFL3' identifier): "
-                      "check the file")
+        raise WsError(
+            f"{path.name} is not a TFLite flatbuffer (no 'TFL3' identifier): " "check the file"
+        )
     model = tflite.Model.GetRootAsModel(data, 0)
     graph = model.Subgraphs(0)
     dynamic = {}

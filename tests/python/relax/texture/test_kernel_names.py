@@ -109,8 +109,10 @@ def test_bound_kernel_names_renames_callers():
     call_tir = tvm.ir.Op.get("relax.call_tir")
     relax.analysis.post_order_visit(
         after_mod["main"],
-        lambda e: called.append(e.args[0].name_hint)
-        if isinstance(e, relax.Call) and e.op.same_as(call_tir)
-        else None,
+        lambda e: (
+            called.append(e.args[0].name_hint)
+            if isinstance(e, relax.Call) and e.op.same_as(call_tir)
+            else None
+        ),
     )
     assert set(called) <= after and bounded_name(long_names[0]) in called

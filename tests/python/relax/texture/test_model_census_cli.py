@@ -40,8 +40,10 @@ def _conv_model(path: Path, shape, op_type: str = "Conv", dynamic: bool = False)
     rng = np.random.default_rng(7)
     channels = shape[1]
     weight = helper.make_tensor(
-        "w", TensorProto.FLOAT, [8, channels, 3, 3], rng.standard_normal((8, channels, 3, 3))
-        .astype("float32").ravel().tolist()
+        "w",
+        TensorProto.FLOAT,
+        [8, channels, 3, 3],
+        rng.standard_normal((8, channels, 3, 3)).astype("float32").ravel().tolist(),
     )
     nodes = [
         helper.make_node(op_type, ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
@@ -103,7 +105,9 @@ def test_image_over_the_limits_falls_back_with_its_reason(tmp_path):
 def test_dynamic_input_shape_needs_input_shape(tmp_path):
     """An input left dynamic: one line naming it and the option; with the option it works."""
     model = _conv_model(tmp_path / "dyn.onnx", (1, 8, 16, 16), dynamic=True)
-    _assert_one_error_line(_census(model), "input shape not fixed", "x batchx8xhxw", "--input-shape x=")
+    _assert_one_error_line(
+        _census(model), "input shape not fixed", "x batchx8xhxw", "--input-shape x="
+    )
     fixed = _census(model, "--input-shape", "x=1,8,16,16")
     assert fixed.returncode == 0, fixed.stderr
     assert "every operator runs on textures" in fixed.stdout
@@ -116,8 +120,9 @@ def test_operator_no_frontend_converts(tmp_path):
     _assert_one_error_line(_census(model), "odd.onnx", "onnx frontend", "FancyConv")
 
 
-@pytest.mark.parametrize("suffix, phrase", [(".onnx", "not a valid ONNX model"),
-                                            (".tflite", "not a TFLite flatbuffer")])
+@pytest.mark.parametrize(
+    "suffix, phrase", [(".onnx", "not a valid ONNX model"), (".tflite", "not a TFLite flatbuffer")]
+)
 def test_corrupt_model_file(tmp_path, suffix, phrase):
     path = tmp_path / f"broken{suffix}"
     path.write_bytes(np.random.default_rng(3).bytes(4096))

@@ -148,9 +148,7 @@ def _with_static_shape(onnx, ort, path: Path, name: str, shape: Tuple[int, ...])
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
     with tempfile.TemporaryDirectory() as tmp:
         options.optimized_model_filepath = str(Path(tmp) / "static.onnx")
-        ort.InferenceSession(
-            model.SerializeToString(), options, providers=["CPUExecutionProvider"]
-        )
+        ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
         return onnx.load(options.optimized_model_filepath)
 
 

@@ -56,7 +56,7 @@ def bounded_name(name: str, max_length: int = DEFAULT_MAX_NAME_LENGTH) -> str:
 
 
 @relax.expr_functor.mutator
-class _GlobalVarRenamer(relax.PyExprMutator):
+class _GlobalVarRenamer(relax.PyExprMutator):  # pylint: disable=abstract-method
     """Replaces references to the renamed PrimFuncs in a Relax function."""
 
     def __init__(self, mod, renamed):
@@ -94,7 +94,7 @@ class BoundKernelNames:
         ]
         if not long_names:
             return mod
-        kept = {gvar: func for gvar, func in mod.functions_items()}
+        kept = dict(mod.functions_items())
         renamed = {}
         for gvar, func in long_names:
             del kept[gvar]

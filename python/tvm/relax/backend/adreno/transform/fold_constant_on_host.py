@@ -40,11 +40,11 @@ from tvm.ir import Op
 _CONSTANT_TYPE = type(relax.const(0.0))
 
 
-def _static_shape(ty) -> Optional[List[int]]:
-    if not isinstance(ty, relax.TensorType) or ty.shape is None:
+def _static_shape(tensor_type) -> Optional[List[int]]:
+    if not isinstance(tensor_type, relax.TensorType) or tensor_type.shape is None:
         return None
     dims = []
-    for dim in ty.shape:
+    for dim in tensor_type.shape:
         if not isinstance(dim, tvm.tirx.IntImm):
             return None
         dims.append(int(dim))
@@ -66,11 +66,11 @@ def _eval_index(expr, env):
         return int(expr.value)
     if isinstance(expr, tvm.tirx.Var):
         return env.get(expr.name)
-    fn = _INDEX_OPS.get(type(expr).__name__)
-    if fn is None:
+    combine = _INDEX_OPS.get(type(expr).__name__)
+    if combine is None:
         return None
     lhs, rhs = _eval_index(expr.a, env), _eval_index(expr.b, env)
-    return None if lhs is None or rhs is None else fn(lhs, rhs)
+    return None if lhs is None or rhs is None else combine(lhs, rhs)
 
 
 def _layout_transform(call, arrays):
@@ -100,8 +100,8 @@ def _permute_dims(call, arrays):
     return np.transpose(arrays[0], None if axes is None else [int(a) for a in axes])
 
 
-def _binary(fn):
-    return lambda call, arrays: fn(arrays[0], arrays[1])
+def _binary(ufunc):
+    return lambda call, arrays: ufunc(arrays[0], arrays[1])
 
 
 # op name -> evaluator(call, input arrays) returning the value, or None to leave the call.
@@ -125,7 +125,7 @@ _EVALUATORS: Dict[str, Callable] = {
 
 
 @relax.expr_functor.mutator
-class _HostFolder(relax.PyExprMutator):
+class _HostFolder(relax.PyExprMutator):  # pylint: disable=abstract-method
     """Replaces calls of ``_EVALUATORS`` ops on constants (directly or through dataflow
     variables bound to constants) by constants."""
 
