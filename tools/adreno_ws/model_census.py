@@ -337,10 +337,15 @@ def import_model(path, shapes: Dict[str, List[int]]):
     importers = {".onnx": _import_onnx, ".tflite": _import_tflite}
     if path.suffix not in importers:
         raise WsError(f"{path.name}: unknown model format: give an .onnx or .tflite file")
+    import warnings  # pylint: disable=import-outside-toplevel
+
     import tvm  # pylint: disable=import-outside-toplevel
 
     try:
-        return importers[path.suffix](path, shapes)
+        with warnings.catch_warnings():
+            # the frontends warn about every checker complaint; the errors below say what counts
+            warnings.simplefilter("ignore")
+            return importers[path.suffix](path, shapes)
     except WsError:
         raise
     except tvm.error.OpNotImplemented as err:
