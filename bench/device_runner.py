@@ -80,6 +80,16 @@ FIELDS = [
     "compile_s",
     "lifted",
     "vdevices",
+    # One steady-state call of main: runtime.opencl.counters() and the VM's own builtin calls.
+    "launches",
+    "buffer_image_copies",
+    "host_device_copies",
+    "objects_created",
+    "queue_waits",
+    "vm_alloc_storage",
+    "vm_alloc_tensor",
+    "vm_to_device",
+    "vm_null_value",
     "notes",
 ]
 CONFIG_NAMES = {
@@ -281,6 +291,11 @@ def measure_model(sess, bundle, meta, ceil, args, ref_meta):
         repeats=f"{repeat}x{number}",
         notes="; ".join(notes),
     )
+    try:
+        row.update(inference_counts(mr))
+    except Exception as err:  # pylint: disable=broad-except
+        notes.append("inference counts: " + one_line(err))
+        row["notes"] = "; ".join(notes)
     if row["kind"] == "layer":
         # The conv kernel alone (sync around each VM call), without the layout transforms of
         # the texture configurations: the profile runs last, the instrument stays in this VM.
@@ -309,6 +324,44 @@ def measure_model(sess, bundle, meta, ceil, args, ref_meta):
         if ceil.get("bandwidth_gbs"):
             row["pct_bw"] = f"{100 * gbs / ceil['bandwidth_gbs']:.2f}"
     return row, mr
+
+
+def inference_counts(mr):
+    """What one steady-state call of ``main`` issues: OpenCL commands and objects from
+    ``runtime.opencl.counters()`` (local runs with a runtime that has them), and the VM's own
+    builtin calls, counted by an instrument without syncs (it stays set: call this after the
+    timings)."""
+    tvm, row = mr.sess.tvm, {}
+    counters = tvm.get_global_func("runtime.opencl.counters", allow_missing=True)
+    if mr.sess.remote is None and counters is not None:
+        mr.run()
+        mr.sess.dev.sync()
+        tvm.get_global_func("runtime.opencl.reset_counters")()
+        mr.run()
+        got = {str(k): int(v) for k, v in counters().items()}  # before our own sync
+        mr.sess.dev.sync()
+        row.update(
+            launches=got.get("kernel_launches", ""),
+            buffer_image_copies=got.get("buffer_image_copies", ""),
+            host_device_copies=got.get("host_device_copies", ""),
+            objects_created=sum(
+                got.get(k, 0)
+                for k in ("buffers_created", "images_created", "programs_built", "kernels_created")
+            ),
+            queue_waits=got.get("queue_finishes", ""),
+        )
+    calls = {}
+
+    def count(func, func_symbol, before_run, ret_value, *args):  # pylint: disable=unused-argument
+        if before_run:
+            calls[func_symbol] = calls.get(func_symbol, 0) + 1
+        return 0
+
+    mr.vm.set_instrument(count)
+    mr.run()
+    for name in ("alloc_storage", "alloc_tensor", "to_device", "null_value"):
+        row[f"vm_{name}"] = calls.get(f"vm.builtin.{name}", 0)
+    return row
 
 
 def profile_model(mr, runs: int = 5):

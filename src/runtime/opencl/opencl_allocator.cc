@@ -30,6 +30,11 @@
  * The copies are enqueued on the device's in-order queue, so they are ordered with kernels
  * without host waits. Images are cached per buffer by geometry and reused by later views, so a
  * steady-state VM run creates no OpenCL objects.
+ *
+ * Image storage. Storage allocated with a texture scope (the Adreno pipeline's
+ * PlanTextureStorage plans texture tensors that way) is an image; a texture view with the
+ * image's own geometry is the image itself, with no copy. The pooled allocator keeps freed
+ * images by geometry for the next allocation, as it keeps buffers by size.
  */
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/reflection/registry.h>
@@ -40,6 +45,7 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <tuple>
 
 #include "opencl_common.h"
 
@@ -116,10 +122,22 @@ class OpenCLAllocator final : public memory::Allocator {
     }
     ImageLayout layout =
         TextureLayoutFor(static_cast<int>(shape.size()), shape.data(), type_hint, mem_scope);
-    MemObject* img = AllocImage(dev.device_id, layout);
     Buffer buf;
     buf.device = dev;
     buf.alloc_type = type();
+    if (type() == memory::kPooled) {
+      // Image storage planned by the compiler comes back every inference with the same
+      // geometry: reuse a freed image so that a steady-state run creates no OpenCL object.
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = free_images_.find(MakeImageKey(dev.device_id, layout));
+      if (it != free_images_.end()) {
+        buf.data = it->second;
+        buf.size = it->second->nbytes;
+        free_images_.erase(it);
+        return buf;
+      }
+    }
+    MemObject* img = AllocImage(dev.device_id, layout);
     buf.data = img;
     buf.size = img->nbytes;
     std::lock_guard<std::mutex> lock(mu_);
@@ -201,18 +219,26 @@ class OpenCLAllocator final : public memory::Allocator {
       free_.emplace(std::make_pair(buffer.device.device_id, buffer.size), mem);
       return;
     }
+    if (type() == memory::kPooled && mem->kind == MemKind::kImage && mem->view_parent == nullptr) {
+      free_images_.emplace(MakeImageKey(mem->device_id, mem->image), mem);
+      return;
+    }
     used_ -= std::min(used_, buffer.size);
     FreeMem(mem);
   }
 
   void Clear() final {
     std::multimap<std::pair<int, size_t>, MemObject*> to_free;
+    std::multimap<ImageKey, MemObject*> images_to_free;
     {
       std::lock_guard<std::mutex> lock(mu_);
       to_free.swap(free_);
+      images_to_free.swap(free_images_);
       for (auto& kv : to_free) used_ -= std::min(used_, kv.first.second);
+      for (auto& kv : images_to_free) used_ -= std::min(used_, kv.second->nbytes);
     }
     for (auto& kv : to_free) FreeMem(kv.second);
+    for (auto& kv : images_to_free) FreeMem(kv.second);
   }
 
   size_t UsedMemory() const final {
@@ -230,6 +256,12 @@ class OpenCLAllocator final : public memory::Allocator {
   mutable std::mutex mu_;
   // Pooled free buffers keyed by (device id, size).
   std::multimap<std::pair<int, size_t>, MemObject*> free_;
+  // Pooled free images (image storage, not views) keyed by device id and geometry.
+  using ImageKey = std::tuple<int, size_t, size_t, size_t, cl_channel_type>;
+  static ImageKey MakeImageKey(int device_id, const ImageLayout& l) {
+    return ImageKey(device_id, l.width, l.height, l.depth, l.channel_type);
+  }
+  std::multimap<ImageKey, MemObject*> free_images_;
   size_t used_ = 0;
 };
 

@@ -167,6 +167,15 @@ def dataflow_lower_passes(target: tvm.target.Target):  # pylint: disable=unused-
         # that writes a texture into a view of its buffer input (and leave the uses of the
         # retyped variable undefined).
         passes = [p for p in passes if p.info.name != "RewriteDataflowReshape"]
+        # Scope changes on one device copy into planned memory, without a host wait; texture
+        # tensors get image storage of their own geometry, before StaticPlanBlockMemory would
+        # give them flat storage and views that copy on devices without image-from-buffer.
+        passes.extend(
+            [
+                relax.backend.adreno.transform.LowerVDeviceCopy(),
+                relax.backend.adreno.transform.PlanTextureStorage(),
+            ]
+        )
     return passes
 
 

@@ -26,3 +26,5 @@ from .channel_reduction import PackChannelArgReduce, SplitChannelReductionKeepdi
 from .reduction_scope import AnnotateReductionMemoryScope
 from .texture_scope import BalanceTextureScope, TextureLimits, choose_texture_scope
 from .storage_device import AllocStorageOnPhysicalDevice
+from .texture_storage import PlanTextureStorage
+from .vdevice_copy import LowerVDeviceCopy
