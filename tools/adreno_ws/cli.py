@@ -78,6 +78,70 @@ def cmd_apply(args) -> int:
     return 0
 
 
+def cmd_series_materialize(args) -> int:
+    """Make a git repository of the base and the series."""
+    from . import series  # pylint: disable=import-outside-toplevel
+
+    print(series.materialize(args.repo, _base_dir(args), Path(args.dir)))
+    return 0
+
+
+def cmd_series_export(args) -> int:
+    """format-patch a materialized repository back into patches/ and the mirror."""
+    from . import series  # pylint: disable=import-outside-toplevel
+
+    changed = series.export(args.repo, Path(args.dir))
+    for line in changed:
+        print(f"series: {line}")
+    print(f"series: {len(changed)} file(s) changed" if changed else "series: up to date")
+    return 0
+
+
+def cmd_series_check(args) -> int:
+    """Apply, re-export, compare the mirror, run every patch's tests at its position."""
+    from . import series  # pylint: disable=import-outside-toplevel
+
+    result = series.check(
+        args.repo,
+        _base_dir(args),
+        venv=Path(args.venv) if args.venv else args.repo / ".venv",
+        run_tests=not args.no_tests,
+        log_dir=Path(args.log_dir) if args.log_dir else args.repo / "build" / "series-check",
+        progress=series.main_progress,
+    )
+    if result.problems:
+        raise WsError(*result.problems)
+    print("series: ok (" + "; ".join(result.notes) + ")")
+    return 0
+
+
+def cmd_series_rebase(args) -> int:
+    """Move a materialized series onto a newer base; report conflicting patches."""
+    import tempfile  # pylint: disable=import-outside-toplevel
+
+    from . import series  # pylint: disable=import-outside-toplevel
+
+    if bool(args.wheel) == bool(args.tree):
+        raise WsError("give exactly one of --wheel WHEEL or --tree TVM_CHECKOUT")
+    with tempfile.TemporaryDirectory(prefix="adreno-ws-newbase-") as tmp:
+        if args.wheel:
+            root, label = series.tree_from_wheel(Path(args.wheel), Path(tmp))
+        else:
+            root, label = series.tree_from_checkout(Path(args.tree))
+        for line in series.rebase(Path(args.dir), root, label):
+            print(f"series: {line}")
+    return 0
+
+
+def cmd_series_fold(args) -> int:
+    """Turn workspace commits' mirror edits into fixups of the owning patches."""
+    from . import series  # pylint: disable=import-outside-toplevel
+
+    for line in series.fold(args.repo, Path(args.dir), args.range, not args.no_autosquash):
+        print(f"series: {line}")
+    return 0
+
+
 def _site_packages(args) -> Path:
     from .patches import find_venv_tvm  # pylint: disable=import-outside-toplevel
 
@@ -305,6 +369,32 @@ def build_parser() -> argparse.ArgumentParser:
     )
     base_opts(p)
     p.set_defaults(func=cmd_apply)
+
+    series_p = sub.add_parser("series", help="the patch series as a git repository")
+    ssub = series_p.add_subparsers(dest="series_command", required=True)
+    p = ssub.add_parser("materialize", help="git repo: pristine base commit + one commit per patch")
+    p.add_argument("dir", help="a new (or empty) directory")
+    base_opts(p)
+    p.set_defaults(func=cmd_series_materialize)
+    p = ssub.add_parser("export", help="git format-patch DIR back into patches/ and the mirror")
+    p.add_argument("dir", help="a repository made by `series materialize`")
+    p.set_defaults(func=cmd_series_export)
+    p = ssub.add_parser("check", help="apply, re-export, mirror == tip, each patch's own tests")
+    p.add_argument("--no-tests", action="store_true", help="skip the per-patch test runs")
+    p.add_argument("--venv", default=None, help="venv whose tvm the tests use (default .venv)")
+    p.add_argument("--log-dir", default=None, help="pytest logs (default build/series-check)")
+    base_opts(p)
+    p.set_defaults(func=cmd_series_check)
+    p = ssub.add_parser("rebase", help="move DIR's series onto a newer base (three-way merge)")
+    p.add_argument("dir", help="a repository made by `series materialize`")
+    p.add_argument("--wheel", help="a newer apache-tvm wheel")
+    p.add_argument("--tree", help="a TVM checkout (or its python/tvm)")
+    p.set_defaults(func=cmd_series_rebase)
+    p = ssub.add_parser("fold", help="workspace mirror edits OLD..NEW -> fixup commits in DIR")
+    p.add_argument("dir", help="a repository made by `series materialize`")
+    p.add_argument("range", help="workspace commits OLD..NEW whose mirror edits to fold in")
+    p.add_argument("--no-autosquash", action="store_true", help="leave the fixup! commits")
+    p.set_defaults(func=cmd_series_fold)
 
     runtime_p = sub.add_parser("runtime", help="build or install the OpenCL runtime library")
     rsub = runtime_p.add_subparsers(dest="runtime_command", required=True)
