@@ -12,8 +12,8 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 ws_setup
-step "patch series"
-ws patches check
+step "patch series (applies, re-exports unchanged, mirror == tip, each patch's tests at its position on PoCL)"
+ws series check
 
 status=0
 ran_any=0

@@ -28,8 +28,8 @@
     Include ``FILE`` (relative to the current document) when it exists; otherwise render the
     directive's content.  For data that another engineer commits (benchmark results).
 
-``.. topics-table::``
-    The patch series as a table, read from ``patches/topics.toml`` at build time.
+``.. series-table::``
+    The patch series as a table, read from ``patches/series`` and its mails at build time.
 
 ``.. pipeline-passes:: PHASE``
     The pass names of one phase of the Adreno Relax pipeline for ``qcom/adreno-opencl-texture``
@@ -61,7 +61,6 @@ import importlib
 import importlib.util
 import os
 import sys
-import tomllib
 from pathlib import Path
 
 from docutils import nodes
@@ -138,13 +137,36 @@ def _paragraph(*parts):
     return para
 
 
-class TopicsTable(SphinxDirective):
-    """The patch series of patches/topics.toml as a table: number, subject, files."""
+def _mail_summary(path):
+    """(subject, [(file, what)]) of a ``git format-patch`` mail."""
+    text = path.read_text(encoding="utf-8")
+    header, _, body = text.partition("\n\n")
+    subject = ""
+    lines = header.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("Subject: "):
+            subject = line[len("Subject: ") :]
+            for more in lines[i + 1 :]:
+                if not more.startswith(" "):
+                    break
+                subject += more
+    subject = subject.split("] ", 1)[1] if subject.startswith("[PATCH") else subject
+    files = []
+    for line in body.splitlines():
+        if line.startswith("diff --git a/"):
+            files.append([line.split(" b/", 1)[1], ""])
+        elif files and line.startswith(("new file mode", "deleted file mode")):
+            files[-1][1] = "(new)" if line.startswith("new") else "(deleted)"
+    return subject, files
+
+
+class SeriesTable(SphinxDirective):
+    """The patch series (patches/series and its mails) as a table: number, subject, files."""
 
     def run(self):
-        path = REPO / "patches" / "topics.toml"
-        self.env.note_dependency(str(path))
-        topics = tomllib.loads(path.read_text())["topic"]
+        series = REPO / "patches" / "series"
+        self.env.note_dependency(str(series))
+        names = [n for n in series.read_text().split() if n]
         table = nodes.table()
         group = nodes.tgroup(cols=3)
         table += group
@@ -163,22 +185,20 @@ class TopicsTable(SphinxDirective):
                 tr += entry
             parent += tr
 
-        row([_paragraph(nodes.Text(t)) for t in ("#", "subject (patch name)", "files")], head)
-        for index, topic in enumerate(topics, start=1):
+        row([_paragraph(nodes.Text(t)) for t in ("#", "subject", "files")], head)
+        for index, name in enumerate(names, start=1):
+            mail = REPO / "patches" / name
+            self.env.note_dependency(str(mail))
+            subject, changed = _mail_summary(mail)
             files = nodes.bullet_list()
-            for name in topic.get("files", []) + [
-                f"(deletes) {d}" for d in topic.get("delete", [])
-            ]:
+            for path, what in changed:
                 item = nodes.list_item()
-                item += _paragraph(nodes.literal(text=name))
+                item += _paragraph(nodes.literal(text=path), nodes.Text(f" {what}" if what else ""))
                 files += item
             row(
                 [
                     _paragraph(nodes.Text(f"{index:04d}")),
-                    _paragraph(
-                        nodes.Text(topic["subject"] + " "),
-                        nodes.literal(text=topic["name"]),
-                    ),
+                    _paragraph(nodes.Text(subject)),
                     files,
                 ],
                 body,
@@ -235,13 +255,20 @@ MIRROR_SKIP = {
 
 
 def mirror_modules():
-    """(module name, path) of every Python module the API reference documents from the mirror."""
+    """(module name, path) of every Python module the series adds to or changes in TVM: the
+    ``python/tvm`` files its mails touch (the new ones are also in the mirror)."""
+    touched = set()
+    series = REPO / "patches" / "series"
+    for name in series.read_text().split():
+        for line in (REPO / "patches" / name).read_text(encoding="utf-8").splitlines():
+            if line.startswith("diff --git a/python/tvm/"):
+                touched.add(line.split(" b/", 1)[1])
     out = []
-    for path in sorted((REPO / "python" / "tvm").rglob("*.py")):
-        rel = path.relative_to(REPO).as_posix()
-        if path.name == "__init__.py" or rel in MIRROR_SKIP or "__pycache__" in rel:
+    for rel in sorted(touched):
+        path = REPO / rel
+        if not rel.endswith(".py") or path.name == "__init__.py" or rel in MIRROR_SKIP:
             continue
-        out.append((".".join(path.relative_to(REPO / "python").with_suffix("").parts), rel))
+        out.append((".".join(Path(rel).relative_to("python").with_suffix("").parts), rel))
     return out
 
 
@@ -360,7 +387,7 @@ def setup(app):
     app.add_directive("runblock", RunBlock)
     app.add_directive("code-not-run", CodeNotRun)
     app.add_directive("optional-include", OptionalInclude)
-    app.add_directive("topics-table", TopicsTable)
+    app.add_directive("series-table", SeriesTable)
     app.add_directive("pipeline-passes", PipelinePasses)
     app.add_directive("module-reference", ModuleReference)
     app.add_directive("cli-help", CliHelp)

@@ -37,26 +37,13 @@ def cmd_base(args) -> int:
     return 0
 
 
-def cmd_export(args) -> int:
-    """Regenerate patches/ from the mirror."""
-    from .patches import export  # pylint: disable=import-outside-toplevel
-
-    changed = export(args.repo, _base_dir(args))
-    for name in changed:
-        print(f"patches: {name}")
-    print(f"patches: {len(changed)} file(s) changed" if changed else "patches: up to date")
-    return 0
-
-
-def cmd_check(args) -> int:
-    """Fail unless patches/ matches the mirror and applies to the base."""
-    from .patches import check  # pylint: disable=import-outside-toplevel
-
-    problems = check(args.repo, _base_dir(args))
-    if problems:
-        raise WsError(*problems)
-    print("patches: ok (up to date, apply to the pristine base, base + patches == mirror)")
-    return 0
+def cmd_export_gone(_args) -> int:
+    """The mirror is no longer the source of the series."""
+    raise WsError(
+        "`patches export` is gone: the series in patches/ is the source now. Make the change "
+        "in a materialized repository (`series materialize DIR`), commit it there and run "
+        "`series export DIR` (see patches/README.md)"
+    )
 
 
 def cmd_apply(args) -> int:
@@ -346,14 +333,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--wheel", help="use this local wheel instead of downloading")
     p.set_defaults(func=cmd_base)
 
-    patches = sub.add_parser("patches", help="export, check or apply the patch series")
+    patches = sub.add_parser("patches", help="apply (or check) the patch series")
     psub = patches.add_subparsers(dest="patches_command", required=True)
-    p = psub.add_parser("export", help="regenerate patches/ from the mirror")
+    p = psub.add_parser("export", help="(gone: use `series export DIR`)")
     base_opts(p)
-    p.set_defaults(func=cmd_export)
-    p = psub.add_parser("check", help="fail unless patches/ agrees with mirror and base")
+    p.set_defaults(func=cmd_export_gone)
+    p = psub.add_parser("check", help="the same as `series check`")
+    p.add_argument("--no-tests", action="store_true", help="skip the per-patch test runs")
+    p.add_argument("--venv", default=None, help="venv whose tvm the tests use (default .venv)")
+    p.add_argument("--log-dir", default=None, help="pytest logs (default build/series-check)")
     base_opts(p)
-    p.set_defaults(func=cmd_check)
+    p.set_defaults(func=cmd_series_check)
     p = psub.add_parser("apply", help="apply patches/ to an installed TVM or a checkout")
     p.add_argument("--target", help="site-packages/tvm, or a TVM checkout's python/tvm")
     p.add_argument("--venv", help="a virtual environment whose tvm to patch")

@@ -1,9 +1,8 @@
-"""patches export / check / apply.
+"""patches apply: the series onto an installed TVM or a TVM checkout, all or nothing.
 
-* export: mirror + pristine base + topics file -> ``patches/NNNN-<topic>.patch`` + ``series``.
-* check: ``patches/`` is what export would write, applies in order to the pristine base, and
-  base + patches == mirror.
-* apply: the series onto an installed TVM or a TVM checkout, all or nothing.
+Only the package part of each mail (``python/tvm/...``) is applied; the upstream tests the
+patches carry are not installed. Making, exporting and checking the series is
+:mod:`adreno_ws.series`.
 """
 
 from __future__ import annotations
@@ -11,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -19,116 +19,28 @@ from pathlib import Path
 
 from . import WsError
 from .base import read_version_py
-from .gitpatch import FileDiff, format_patch, make_diff, touched_paths
-from .repo import MIRROR_PACKAGE, PATCH_DIR, SERIES_FILE, TOPICS_FILE, read_base_pin
-from .topics import load_topics
+from .repo import MIRROR_PACKAGE, read_base_pin
+from .series import committed_series, series_digest
 
 RECORD = ".adreno_ws_series.json"
-EXPORT_HINT = "run `python -m adreno_ws patches export` and commit patches/"
-_PATCH_GLOB = "[0-9][0-9][0-9][0-9]-*.patch"
+_DIFF_HEADER = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.M)
 
 
-def read_text(path: Path) -> str:
-    """A mirror or base file as text; binary files are refused."""
-    data = path.read_bytes()
-    if b"\0" in data:
-        raise WsError(f"{path}: binary file: the patch series carries text files only")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise WsError(f"{path}: not UTF-8 ({err}): save it as UTF-8") from err
-
-
-def build_series(repo: Path, base: Path, warn=print) -> dict[str, str]:
-    """What export writes: ``{file name under patches/: content}``, the series file included."""
-    topics = load_topics(repo)
-    problems: list[str] = []
-    rendered: list[tuple[str, object, list[FileDiff]]] = []
-    for topic in topics.topics:
-        diffs = []
-        for path in topic.files:
-            new = read_text(repo / path)
-            old = read_text(base / path) if (base / path).is_file() else None
-            if old == new:
-                warn(f"warning: {path} is identical to the base: drop it from the mirror")
-                continue
-            diffs.append(make_diff(path, old, new))
-        for path in topic.delete:
-            if not (base / path).is_file():
-                problems.append(
-                    f"{TOPICS_FILE}: topic '{topic.name}' deletes '{path}', which the base "
-                    "does not have: fix the delete entry"
-                )
-                continue
-            diffs.append(make_diff(path, read_text(base / path), None))
-        if not diffs:
-            problems.append(
-                f"{TOPICS_FILE}: topic '{topic.name}' changes nothing against the base: "
-                "change its files or remove the topic"
-            )
-        rendered.append((topic.name, topic, diffs))
-    if problems:
-        raise WsError(*problems)
-    count = len(rendered)
-    out: dict[str, str] = {}
-    for index, (name, topic, diffs) in enumerate(rendered, 1):
-        filename = f"{index:04d}-{name}.patch"
-        out[filename] = format_patch(
-            index, count, topic.subject, topic.message, topics.author, topics.date, diffs
-        )
-    out[SERIES_FILE.name] = "".join(f"{name}\n" for name in out)
+def touched_paths(patch_text: str) -> list[str]:
+    """The paths a mail changes, from its ``diff --git`` lines, in order."""
+    out = []
+    for a_path, b_path in _DIFF_HEADER.findall(patch_text):
+        for path in (a_path, b_path):
+            if path not in out:
+                out.append(path)
     return out
 
 
-def export(repo: Path, base: Path) -> list[str]:
-    """Write the series into ``patches/``; return what changed (``wrote X``, ``removed X``)."""
-    series = build_series(repo, base)
-    pdir = repo / PATCH_DIR
-    pdir.mkdir(exist_ok=True)
-    changed = []
-    for stale in sorted(pdir.glob(_PATCH_GLOB)):
-        if stale.name not in series:
-            stale.unlink()
-            changed.append(f"removed {stale.name}")
-    for name, text in series.items():
-        dest = pdir / name
-        data = text.encode("utf-8")
-        if not dest.is_file() or dest.read_bytes() != data:
-            dest.write_bytes(data)
-            changed.append(f"wrote {name}")
-    return changed
-
-
-def committed_series(repo: Path) -> list[Path]:
-    """The patch files ``patches/series`` lists, in order."""
-    series = repo / SERIES_FILE
-    if not series.is_file():
-        raise WsError(f"{SERIES_FILE} is missing: {EXPORT_HINT}")
-    names = [
-        line.strip()
-        for line in series.read_text(encoding="utf-8").splitlines()
-        if line.strip() and not line.startswith("#")
-    ]
-    missing = [n for n in names if not (repo / PATCH_DIR / n).is_file()]
-    if missing:
-        raise WsError(
-            *(f"{SERIES_FILE} lists {n}, which does not exist: {EXPORT_HINT}" for n in missing)
-        )
-    return [repo / PATCH_DIR / n for n in names]
-
-
-def series_digest(patches: list[Path]) -> str:
-    """One hash over the series, names and contents, in order."""
-    digest = hashlib.sha256()
-    for patch in patches:
-        digest.update(patch.name.encode() + b"\0" + patch.read_bytes() + b"\0")
-    return digest.hexdigest()
-
-
 def _git_apply(patch: Path, cwd: Path, *extra: str) -> str | None:
-    """Run ``git apply`` in ``cwd`` (kept out of any enclosing repository); None or git's error."""
+    """``git apply`` the package part of a mail in ``cwd``; None or git's error line."""
     env = dict(os.environ, GIT_CEILING_DIRECTORIES=str(cwd.parent))
-    cmd = ["git", "apply", "--whitespace=nowarn", *extra, str(patch)]
+    include = f"--include={MIRROR_PACKAGE.as_posix()}/*"
+    cmd = ["git", "apply", "--whitespace=nowarn", include, *extra, str(patch)]
     try:
         proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
     except FileNotFoundError as err:
@@ -154,6 +66,8 @@ def _apply_all(patches: list[Path], stage: Path, reverse: bool = False) -> tuple
     order = list(reversed(patches)) if reverse else patches
     extra = ("--reverse",) if reverse else ()
     for patch in order:
+        if not _touched([patch]):
+            continue  # a patch of tests only: nothing of it goes into the package
         error = _git_apply(patch, stage, *extra)
         if error:
             return patch, error
@@ -161,58 +75,15 @@ def _apply_all(patches: list[Path], stage: Path, reverse: bool = False) -> tuple
 
 
 def _touched(patches: list[Path]) -> set[str]:
+    """The package files (``python/tvm/...``) the patches change; tests and docs are skipped."""
     paths: set[str] = set()
     for patch in patches:
-        paths.update(touched_paths(patch.read_text(encoding="utf-8")))
-    bad = sorted(p for p in paths if not p.startswith(MIRROR_PACKAGE.as_posix() + "/"))
-    if bad:
-        raise WsError(
-            *(f"a patch changes {p}, outside {MIRROR_PACKAGE}/: {EXPORT_HINT}" for p in bad)
+        paths.update(
+            p
+            for p in touched_paths(patch.read_text(encoding="utf-8"))
+            if p.startswith(MIRROR_PACKAGE.as_posix() + "/")
         )
     return paths
-
-
-def check(repo: Path, base: Path) -> list[str]:
-    """Every reason patches/ disagrees with the mirror or the base (empty when all is well)."""
-    problems: list[str] = []
-    try:
-        expected = build_series(repo, base, warn=lambda _msg: None)
-    except WsError as err:
-        return err.problems
-    pdir = repo / PATCH_DIR
-    on_disk = {p.name for p in pdir.glob(_PATCH_GLOB)} | (
-        {SERIES_FILE.name} if (repo / SERIES_FILE).is_file() else set()
-    )
-    for name in sorted(set(expected) | on_disk):
-        if name not in on_disk:
-            problems.append(f"patches/{name} is missing: {EXPORT_HINT}")
-        elif name not in expected:
-            problems.append(f"patches/{name} belongs to no topic any more: {EXPORT_HINT}")
-        elif (pdir / name).read_bytes() != expected[name].encode("utf-8"):
-            problems.append(f"patches/{name} is out of date with the mirror: {EXPORT_HINT}")
-    try:
-        patches = committed_series(repo)
-        paths = _touched(patches)
-    except WsError as err:
-        return problems + err.problems
-    with tempfile.TemporaryDirectory(prefix="adreno-ws-check-") as tmp:
-        stage = Path(tmp) / "tree"
-        stage.mkdir()
-        _stage(paths, lambda p: base / p, stage)
-        failed = _apply_all(patches, stage)
-        if failed:
-            problems.append(
-                f"patches/{failed[0].name} does not apply to the pristine base: {failed[1]}; "
-                f"{EXPORT_HINT}"
-            )
-            return problems
-        for path in sorted(paths):
-            staged, mirror = stage / path, repo / path
-            if staged.is_file() != mirror.is_file() or (
-                staged.is_file() and staged.read_bytes() != mirror.read_bytes()
-            ):
-                problems.append(f"{path}: base + patches != mirror: {EXPORT_HINT}")
-    return problems
 
 
 # ---------------------------------------------------------------------------- apply

@@ -15,7 +15,6 @@ TEST_REQUIREMENTS = Path("ci/requirements-test.txt")
 EXTRA_REQUIREMENTS = (Path("ci/requirements-models.txt"), Path("ci/requirements-docs.txt"))
 NODEPS_REQUIREMENTS = Path("ci/requirements-models-nodeps.txt")
 INTEL_OPENCL_SCRIPT = Path("ci/opencl-intel.sh")
-TOPICS_FILE = Path("patches/topics.toml")
 PATCH_DIR = Path("patches")
 SERIES_FILE = Path("patches/series")
 # Mirror files live under python/; only python/tvm/ has a counterpart in the base wheel.

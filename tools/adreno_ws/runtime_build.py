@@ -65,7 +65,9 @@ def _compiler() -> str:
 
 def _check_base(site_packages: pathlib.Path) -> None:
     if not (site_packages / "tvm").is_dir():
-        raise RuntimeBuildError(f"no TVM installation in {site_packages} (expected {site_packages}/tvm)")
+        raise RuntimeBuildError(
+            f"no TVM installation in {site_packages} (expected {site_packages}/tvm)"
+        )
     for rel, marker in _REQUIRED_HEADERS.items():
         path = site_packages / rel
         if not path.is_file():
@@ -79,7 +81,9 @@ def _check_base(site_packages: pathlib.Path) -> None:
             )
     for rel in _REQUIRED_LIBS:
         if not (site_packages / rel).is_file():
-            raise RuntimeBuildError(f"missing library {site_packages / rel}: broken TVM installation")
+            raise RuntimeBuildError(
+                f"missing library {site_packages / rel}: broken TVM installation"
+            )
     if not pathlib.Path("/usr/include/CL/cl.h").is_file() and not os.environ.get("OPENCL_INCLUDE"):
         raise RuntimeBuildError(
             "OpenCL headers not found (/usr/include/CL/cl.h): install opencl-headers "
@@ -123,14 +127,20 @@ def _newest_mtime(paths: Sequence[pathlib.Path]) -> float:
 
 
 def _run(cmd: List[str], what: str) -> None:
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
+    proc = subprocess.run(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False
+    )
     if proc.returncode != 0:
         sys.stderr.write(proc.stdout)
-        first = next((line for line in proc.stdout.splitlines() if "error" in line), "see output above")
+        first = next(
+            (line for line in proc.stdout.splitlines() if "error" in line), "see output above"
+        )
         raise RuntimeBuildError(f"{what} failed: {first.strip()}")
 
 
-def build_runtime(site_packages: pathlib.Path, build_dir: pathlib.Path, jobs: int = 2) -> pathlib.Path:
+def build_runtime(
+    site_packages: pathlib.Path, build_dir: pathlib.Path, jobs: int = 2
+) -> pathlib.Path:
     """Compile the OpenCL runtime library; returns the path of the .so (skips if up to date)."""
     site_packages = pathlib.Path(site_packages).resolve()
     build_dir = pathlib.Path(build_dir).resolve()

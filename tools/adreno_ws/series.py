@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -85,14 +86,24 @@ def check_base(repo: Path, base: Path) -> None:
         )
 
 
-def _commit_tree(dest: Path, tree_root: Path, message: str, parent: str | None) -> str:
+def _commit_tree(
+    dest: Path, tree_root: Path, message: str, parent: str | None, index: Path | None = None
+) -> str:
     """Commit ``tree_root/python/tvm`` as the whole tree of a new commit; return its id."""
     env = isolated_env()
     with tempfile.TemporaryDirectory(prefix="adreno-ws-index-") as tmp:
-        env["GIT_INDEX_FILE"] = str(Path(tmp) / "index")
+        env["GIT_INDEX_FILE"] = str(index or Path(tmp) / "index")
         gitdir = git(dest, "rev-parse", "--absolute-git-dir", env=env).stdout.strip()
-        git(tree_root, f"--git-dir={gitdir}", f"--work-tree={tree_root}", "add", "-A", "--",
-            "python/tvm", env=env)
+        git(
+            tree_root,
+            f"--git-dir={gitdir}",
+            f"--work-tree={tree_root}",
+            "add",
+            "-A",
+            "--",
+            "python/tvm",
+            env=env,
+        )
         tree = git(dest, "write-tree", env=env).stdout.strip()
     args = ["commit-tree", tree, "-m", message] + (["-p", parent] if parent else [])
     return git(dest, *args, env=env).stdout.strip()
@@ -103,13 +114,30 @@ def _base_message(label: str) -> str:
 
 
 def _base_store(base: Path, label: str) -> Path | None:
-    """A bare repository beside the base holding its commit, made once (None: read-only)."""
+    """A bare repository beside the base holding its commit, made once (None: read-only).
+
+    Its index records the base's files, so a base changed since is noticed (``git status``)
+    and the store is made again.
+    """
     store = base / "series.git"
-    env = isolated_env()
+    env = dict(isolated_env(), GIT_INDEX_FILE=str(store / "index"))
     if store.is_dir():
-        found = git(store, "rev-parse", "-q", "--verify", f"refs/tags/{BASE_TAG}", env=env,
-                    check=False)
-        if found.returncode == 0:
+        found = git(
+            store, "rev-parse", "-q", "--verify", f"refs/tags/{BASE_TAG}", env=env, check=False
+        )
+        status = git(
+            base,
+            f"--git-dir={store}",
+            f"--work-tree={base}",
+            "status",
+            "--porcelain",
+            "-uall",
+            "--",
+            "python/tvm",
+            env=env,
+            check=False,
+        )
+        if found.returncode == 0 and status.returncode == 0 and not status.stdout.strip():
             return store
     try:
         shutil.rmtree(store, ignore_errors=True)
@@ -117,7 +145,7 @@ def _base_store(base: Path, label: str) -> Path | None:
         git(store, "init", "-q", "--bare", env=env)
         (store / "info").mkdir(exist_ok=True)
         (store / "info" / "exclude").write_text(_EXCLUDE, encoding="utf-8")
-        commit = _commit_tree(store, base, _base_message(label), None)
+        commit = _commit_tree(store, base, _base_message(label), None, index=store / "index")
         git(store, "tag", "-f", BASE_TAG, commit, env=env)
     except (OSError, WsError):
         shutil.rmtree(store, ignore_errors=True)
@@ -138,8 +166,16 @@ def init_base_repo(dest: Path, base: Path, label: str, shared: bool = False) -> 
     store = _base_store(base, label)
     if store is not None:
         dest.parent.mkdir(parents=True, exist_ok=True)
-        git(dest.parent, "clone", "-q", "--no-checkout", *(["--shared"] if shared else []),
-            str(store), str(dest), env=env)
+        git(
+            dest.parent,
+            "clone",
+            "-q",
+            "--no-checkout",
+            *(["--shared"] if shared else []),
+            str(store),
+            str(dest),
+            env=env,
+        )
         git(dest, "remote", "remove", "origin", env=env)
         commit = git(dest, "rev-parse", f"{BASE_TAG}^{{commit}}", env=env).stdout.strip()
         git(dest, "checkout", "-q", "-b", "series", commit, env=env)
@@ -211,6 +247,8 @@ def _require_identity(dest: Path, env: dict[str, str]) -> None:
 
 def am_series(dest: Path, patches: list[Path], env: dict[str, str]) -> None:
     """``git am`` the patches in order; the first that fails raises WsError naming it."""
+    if not patches:
+        return
     proc = git(dest, "am", "-q", "--keep-non-patch", *map(str, patches), env=env, check=False)
     if proc.returncode == 0:
         return
@@ -230,8 +268,16 @@ def format_series(dest: Path) -> dict[str, bytes]:
     """``git format-patch`` of ``adreno-ws-base..HEAD``: ``{file name: mail}`` plus ``series``."""
     with tempfile.TemporaryDirectory(prefix="adreno-ws-mails-") as tmp:
         env = isolated_env(identity=False)
-        git(dest, "format-patch", "-q", *FORMAT_PATCH_OPTIONS, "-o", tmp, f"{BASE_TAG}..HEAD",
-            env=env)
+        git(
+            dest,
+            "format-patch",
+            "-q",
+            *FORMAT_PATCH_OPTIONS,
+            "-o",
+            tmp,
+            f"{BASE_TAG}..HEAD",
+            env=env,
+        )
         names = sorted(p.name for p in Path(tmp).glob("*.patch"))
         out = {name: (Path(tmp) / name).read_bytes() for name in names}
     out[SERIES_FILE.name] = "".join(f"{name}\n" for name in names).encode("utf-8")
@@ -348,8 +394,10 @@ def mirror_problems(repo: Path, tip: dict[str, bytes]) -> list[str]:
                 f"file lives only in a patch): {MATERIALIZE_HINT}"
             )
         elif path not in have:
-            problems.append(f"{path} is added by the series but missing from the mirror: "
-                            "run `series export DIR`, or `series check --write-mirror`")
+            problems.append(
+                f"{path} is added by the series but missing from the mirror: "
+                "run `series export DIR`, or `series check --write-mirror`"
+            )
         elif (repo / path).read_bytes() != tip[path]:
             problems.append(
                 f"{path} differs from the series tip (edited without export?): {MATERIALIZE_HINT}"
@@ -467,16 +515,20 @@ def check(
                     f"it makes (edited by hand?): {MATERIALIZE_HINT}"
                 )
         if mails[SERIES_FILE.name] != (repo / SERIES_FILE).read_bytes():
-            problems.append(f"{SERIES_FILE} does not list the patches as export names them: "
-                            f"{MATERIALIZE_HINT}")
+            problems.append(
+                f"{SERIES_FILE} does not list the patches as export names them: "
+                f"{MATERIALIZE_HINT}"
+            )
         problems += mirror_problems(repo, added_files(dest))
         notes.append(f"{len(patches)} patches apply to the pristine base and re-export unchanged")
         if problems or not run_tests:
             return CheckResult(problems, notes)
         if venv is None or not venv.is_dir():
             return CheckResult(
-                [f"no virtual environment at {venv} to run the patches' tests in: run "
-                 "`python -m adreno_ws setup` (or pass --no-tests)"],
+                [
+                    f"no virtual environment at {venv} to run the patches' tests in: run "
+                    "`python -m adreno_ws setup` (or pass --no-tests)"
+                ],
                 notes,
             )
         problems, ran = prefix_tests(dest, patches, venv, Path(tmp), log_dir, progress)
@@ -496,8 +548,17 @@ def _tests_of(changes: list[tuple[str, str]]) -> list[str]:
 
 
 def _changes(dest: Path, commit: str) -> list[tuple[str, str]]:
-    out = git(dest, "diff-tree", "-r", "--no-commit-id", "--name-status", "--no-renames", "-z",
-              f"{commit}^", commit).stdout.split("\0")
+    out = git(
+        dest,
+        "diff-tree",
+        "-r",
+        "--no-commit-id",
+        "--name-status",
+        "--no-renames",
+        "-z",
+        f"{commit}^",
+        commit,
+    ).stdout.split("\0")
     out = [x for x in out if x]
     return list(zip(out[0::2], out[1::2]))
 
@@ -520,14 +581,27 @@ def _scratch_tvm(installed: Path, dest: Path, site: Path) -> Path:
 
     def copy(src, dst):
         if src.endswith(".py"):
-            shutil.copyfile(src, dst)
+            shutil.copy2(src, dst)  # the mtime too: byte code cached by an earlier run stays valid
         else:
             os.symlink(os.path.realpath(src), dst)
 
-    shutil.copytree(installed, scratch, copy_function=copy,
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    touched = git(dest, "diff", "--name-only", "--no-renames", "-z", BASE_TAG, "HEAD", "--",
-                  MIRROR_PACKAGE.as_posix()).stdout.split("\0")
+    shutil.copytree(
+        installed,
+        scratch,
+        copy_function=copy,
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+    )
+    touched = git(
+        dest,
+        "diff",
+        "--name-only",
+        "--no-renames",
+        "-z",
+        BASE_TAG,
+        "HEAD",
+        "--",
+        MIRROR_PACKAGE.as_posix(),
+    ).stdout.split("\0")
     pristine = {p for p in touched if p}
     stamp = time.time() - 10
     for path in sorted(pristine):
@@ -541,19 +615,22 @@ def prefix_tests(dest, patches, venv, tmp, log_dir, progress) -> tuple[list[str]
     """Advance one scratch ``tvm`` commit by commit and run each patch's own tests there."""
     from .patches import find_venv_tvm  # pylint: disable=import-outside-toplevel
 
-    site = tmp / "site"
-    site.mkdir()
+    log_dir = log_dir or tmp / "logs"
+    # The scratch package sits at the same place every run, and its byte code is kept
+    # (PYTHONPYCACHEPREFIX): only the files the series changes are compiled again.
+    site = log_dir / "site"
+    shutil.rmtree(site, ignore_errors=True)
+    site.mkdir(parents=True)
     scratch = _scratch_tvm(find_venv_tvm(venv), dest, site)
     (tmp / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider\n")
-    env = dict(os.environ, PYTHONPATH=str(site), PYTHONPYCACHEPREFIX=str(tmp / "pycache"))
+    env = dict(os.environ, PYTHONPATH=str(site), PYTHONPYCACHEPREFIX=str(log_dir / "pycache"))
     env.setdefault("TVM_OPENCL_DEVICE", "portable")
     vendors = venv / "etc" / "OpenCL" / "vendors-tvm"
     if vendors.is_dir():
         env.setdefault("OCL_ICD_VENDORS", str(vendors))
     python = venv / "bin" / "python"
-    log_dir = log_dir or tmp / "logs"
-    log_dir.mkdir(parents=True, exist_ok=True)
     total, ran, started = len(patches), 0, time.time()
+    cpu_before = _children_cpu()
     for index, (commit, patch) in enumerate(zip(commits(dest), patches), 1):
         stamp = time.time() + index
         changes = _changes(dest, commit)
@@ -570,25 +647,50 @@ def prefix_tests(dest, patches, venv, tmp, log_dir, progress) -> tuple[list[str]
             continue
         ran += 1
         log = log_dir / f"{patch.stem}.log"
-        cmd = [str(python), "-m", "pytest", "-q", "-rfE", "-c", str(tmp / "pytest.ini"),
-               "--rootdir", str(tmp), *tests]
+        cmd = [
+            str(python),
+            "-m",
+            "pytest",
+            "-q",
+            "-rfE",
+            "-c",
+            str(tmp / "pytest.ini"),
+            "--rootdir",
+            str(tmp),
+            *tests,
+        ]
         clock = time.time()
         proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True, check=False)
         log.write_text(proc.stdout + proc.stderr, encoding="utf-8")
         summary = (proc.stdout.strip().splitlines() or ["(no output)"])[-1]
-        progress(f"series check: {index:2d}/{total} {patch.name}: {summary} "
-                 f"({time.time() - clock:.0f} s)")
+        progress(
+            f"series check: {index:2d}/{total} {patch.name}: {summary} "
+            f"({time.time() - clock:.0f} s)"
+        )
         if proc.returncode != 0:
-            failed = [l.split(" ", 1)[1] for l in proc.stdout.splitlines()
-                      if l.startswith(("FAILED ", "ERROR "))]
+            failed = [
+                l.split(" ", 1)[1]
+                for l in proc.stdout.splitlines()
+                if l.startswith(("FAILED ", "ERROR "))
+            ]
             first = failed[0].split(" - ")[0] if failed else summary
             return (
-                [f"patches/{patch.name}: its own tests fail at its position in the series "
-                 f"({index} of {total}): {first} ({summary}); log: {log}"],
+                [
+                    f"patches/{patch.name}: its own tests fail at its position in the series "
+                    f"({index} of {total}): {first} ({summary}); log: {log}"
+                ],
                 "",
             )
-    return [], (f"the own tests of {ran} patches pass at their position in the series "
-                f"({time.time() - started:.0f} s)")
+    shutil.rmtree(site, ignore_errors=True)
+    return [], (
+        f"the own tests of {ran} patches pass at their position in the series "
+        f"({time.time() - started:.0f} s, {_children_cpu() - cpu_before:.0f} CPU s)"
+    )
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 # ---------------------------------------------------------------------------- rebase
@@ -612,8 +714,9 @@ def tree_from_checkout(tvm_dir: Path) -> tuple[Path, str]:
         ):
             version = read_version_py(root / "python" / "tvm" / "_version.py") or "unknown"
             return root, f"tree:{root} (TVM {version})"
-    raise WsError(f"{tvm_dir} holds no python/tvm/__init__.py: pass a TVM checkout or its "
-                  "python/tvm")
+    raise WsError(
+        f"{tvm_dir} holds no python/tvm/__init__.py: pass a TVM checkout or its " "python/tvm"
+    )
 
 
 def rebase(dest: Path, new_root: Path, label: str) -> list[str]:
@@ -640,14 +743,17 @@ def rebase(dest: Path, new_root: Path, label: str) -> list[str]:
         git(Path(tmp), "clone", "-q", "--shared", "--no-checkout", str(dest), str(clone))
         git(clone, "checkout", "-q", "--detach", new_base)
         for index, commit in enumerate(series, 1):
-            proc = git(clone, "cherry-pick", "--allow-empty", commit, env=isolated_env(),
-                       check=False)
+            proc = git(
+                clone, "cherry-pick", "--allow-empty", commit, env=isolated_env(), check=False
+            )
             if proc.returncode != 0:
                 files = git(clone, "diff", "--name-only", "--diff-filter=U").stdout.split()
                 subject = git(dest, "log", "-1", "--format=%s", commit).stdout.strip()
                 conflicts.append(index)
-                report.append(f"conflict: patch {index:04d} \"{subject}\" in "
-                              f"{', '.join(files) or 'its changes'}")
+                report.append(
+                    f'conflict: patch {index:04d} "{subject}" in '
+                    f"{', '.join(files) or 'its changes'}"
+                )
                 git(clone, "cherry-pick", "--abort", check=False)
     git(dest, "tag", "-f", BASE_TAG, new_base)
     git(dest, "config", f"{_CFG}.base", label)
@@ -659,8 +765,10 @@ def rebase(dest: Path, new_root: Path, label: str) -> list[str]:
         f"{len(conflicts)} of {len(series)} patches conflict on {label}"
         + (" (later ones were tried without the earlier conflicting ones)" if conflicts else "")
     )
-    report.append(f"git rebase stopped at the first conflict in {dest}: resolve it there "
-                  "(git status; edit; git add; git rebase --continue), then export")
+    report.append(
+        f"git rebase stopped at the first conflict in {dest}: resolve it there "
+        "(git status; edit; git add; git rebase --continue), then export"
+    )
     raise WsError(*report)
 
 
@@ -692,8 +800,9 @@ def fold(repo: Path, dest: Path, rev_range: str, autosquash: bool = True) -> lis
     if ".." not in rev_range:
         raise WsError(f"{rev_range!r} is not a range: pass OLD..NEW (workspace commits)")
     old, new = rev_range.split("..", 1)
-    diff = git(repo, "diff", "--binary", "--no-renames", old, new or "HEAD", "--",
-               *MIRROR_ROOTS).stdout
+    diff = git(
+        repo, "diff", "--binary", "--no-renames", old, new or "HEAD", "--", *MIRROR_ROOTS
+    ).stdout
     if not diff.strip():
         return [f"{rev_range} changes no mirror file: nothing to fold"]
     report = []
@@ -718,8 +827,10 @@ def fold(repo: Path, dest: Path, rev_range: str, autosquash: bool = True) -> lis
         if touching:
             owners.setdefault(touching[0], []).append(path)
             if len(touching) > 1:
-                report.append(f"note: {path} is changed by {len(touching)} patches: its fixup "
-                              "went to the last; move hunks with git rebase -i if needed")
+                report.append(
+                    f"note: {path} is changed by {len(touching)} patches: its fixup "
+                    "went to the last; move hunks with git rebase -i if needed"
+                )
         else:
             new_files.append(path)
     for target, paths in owners.items():
@@ -729,8 +840,10 @@ def fold(repo: Path, dest: Path, rev_range: str, autosquash: bool = True) -> lis
     known = _topics_at(repo, old)
     for name, topic in _topics_at(repo, new or "HEAD").items():
         if name in known and known[name].get("message") != topic.get("message"):
-            report.append(f"note: topic {name}'s message changed in topics.toml: reword its "
-                          "commit (git rebase -i, reword)")
+            report.append(
+                f"note: topic {name}'s message changed in topics.toml: reword its "
+                "commit (git rebase -i, reword)"
+            )
         if name in known:
             continue
         mine = [p for p in new_files if any(fnmatch(p, pat) for pat in topic.get("files", []))]
@@ -740,14 +853,18 @@ def fold(repo: Path, dest: Path, rev_range: str, autosquash: bool = True) -> lis
             report.append(f"new patch \"{topic['subject'].strip()}\": {', '.join(mine)}")
             new_files = [p for p in new_files if p not in mine]
     for path in new_files:
-        report.append(f"left staged: {path} (new, in no patch or new topic): commit it into a "
-                      "patch (git commit --fixup=...) or as a new one")
+        report.append(
+            f"left staged: {path} (new, in no patch or new topic): commit it into a "
+            "patch (git commit --fixup=...) or as a new one"
+        )
     if autosquash and owners and not new_files:
         seq = dict(env, GIT_SEQUENCE_EDITOR="true")
         proc = git(dest, "rebase", "-q", "-i", "--autosquash", BASE_TAG, env=seq, check=False)
         if proc.returncode != 0:
-            report.append(f"autosquash stopped: {first_error(proc)}; resolve in {dest} "
-                          "(git rebase --continue)")
+            report.append(
+                f"autosquash stopped: {first_error(proc)}; resolve in {dest} "
+                "(git rebase --continue)"
+            )
         else:
             report.append("squashed the fixups into their patches (git rebase -i --autosquash)")
     return report

@@ -5,9 +5,10 @@ site-packages (``apache_tvm-<v>.dist-info`` next to ``tvm/``), so export, check 
 in milliseconds without the 100 MB wheel.
 """
 
+import os
 import shutil
+import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -25,21 +26,30 @@ BASE_FILES = {
     "python/tvm/tirx/build.py": "def build():\n    return 1\n",
     "python/tvm/old.py": "obsolete = True\n",
 }
-TOPICS = textwrap.dedent('''\
-    [[topic]]
-    name = "pipeline"
-    subject = "[Adreno] Change the pipeline"
-    message = """
-    Change line 20 of the pipeline.
-    """
-    files = ["python/tvm/relax/backend/adreno/pipeline.py"]
+TEST_PATH = "tests/python/relax/backend/adreno/test_conv.py"
+IDENTITY = "Series Tester <tester@example.com>"
 
-    [[topic]]
-    name = "build-and-new"
-    subject = "[TIR] Build returns 2, add a module"
-    message = "Two changes in one topic."
-    files = ["python/tvm/tirx/build.py", "python/tvm/topi/adreno/*"]
-    ''')
+
+def commit(repo: Path, files: dict, message: str, when: int) -> None:
+    """Write ``files`` (None deletes) in the git repository ``repo`` and commit them."""
+    for rel, text in files.items():
+        path = repo / rel
+        if text is None:
+            path.unlink()
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    env = dict(
+        os.environ,
+        GIT_AUTHOR_NAME="Series Tester",
+        GIT_AUTHOR_EMAIL="tester@example.com",
+        GIT_COMMITTER_NAME="Series Tester",
+        GIT_COMMITTER_EMAIL="tester@example.com",
+        GIT_AUTHOR_DATE=f"@{when} +0000",
+        GIT_COMMITTER_DATE=f"@{when} +0000",
+    )
+    subprocess.run(["git", "add", "-A"], cwd=repo, env=env, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", message], cwd=repo, env=env, check=True)
 
 
 def write(root: Path, files: dict) -> None:
@@ -59,32 +69,67 @@ def fake_base(tmp_path) -> Path:
 
 
 @pytest.fixture
-def workspace(tmp_path, fake_base) -> Path:
-    """A workspace pinned to the fake base, with a two-topic mirror, exported."""
-    from adreno_ws.patches import export  # pylint: disable=import-outside-toplevel
+def workspace(tmp_path, fake_base, monkeypatch) -> Path:
+    """A workspace pinned to the fake base with a three-patch series, exported from the
+    materialized repository ``tmp_path / "series"``:
 
+    1. the pipeline's line 20 changes;
+    2. build() returns 2, a new module topi/adreno/conv.py and its upstream test;
+    3. the base's old.py goes.
+    """
+    from adreno_ws.series import export, materialize  # pylint: disable=import-outside-toplevel
+
+    monkeypatch.setenv("ADRENO_WS_IDENTITY", IDENTITY)
     repo = tmp_path / "repo"
-    pipeline = BASE_FILES["python/tvm/relax/backend/adreno/pipeline.py"].replace(
-        "line 20\n", "line 20 changed\n"
-    )
     write(
         repo,
         {
             "ci/requirements-base.txt": f"apache-tvm=={VERSION}\napache-tvm-ffi==0.1\n",
-            "patches/topics.toml": TOPICS,
-            "python/tvm/relax/backend/adreno/pipeline.py": pipeline,
-            "python/tvm/tirx/build.py": "def build():\n    return 2\n",
-            "python/tvm/topi/adreno/conv.py": "conv = 1",  # no newline at the end
+            "patches/series": "",
         },
     )
-    export(repo, fake_base)
+    series = tmp_path / "series"
+    materialize(repo, fake_base, series)
+    pipeline = BASE_FILES["python/tvm/relax/backend/adreno/pipeline.py"].replace(
+        "line 20\n", "line 20 changed\n"
+    )
+    commit(
+        series,
+        {"python/tvm/relax/backend/adreno/pipeline.py": pipeline},
+        "[Adreno] Change the pipeline\n\nChange line 20 of the pipeline.",
+        1_700_000_000,
+    )
+    commit(
+        series,
+        {
+            "python/tvm/tirx/build.py": "def build():\n    return 2\n",
+            "python/tvm/topi/adreno/conv.py": "conv = 1",  # no newline at the end
+            TEST_PATH: "from tvm.topi.adreno import conv\n\n\n"
+            "def test_conv():\n    assert conv.conv == 1\n",
+        },
+        "[TIR] Build returns 2, add a module\n\nWith its test.",
+        1_700_000_100,
+    )
+    commit(series, {"python/tvm/old.py": None}, "[TIR] Remove old.py", 1_700_000_200)
+    export(repo, series)
     return repo
+
+
+@pytest.fixture
+def venv(tmp_path, fake_base) -> Path:
+    """A fake virtual environment: the pristine fake base installed, this Python (with pytest)."""
+    root = tmp_path / "venv"
+    site = root / "lib" / "python3.11" / "site-packages"
+    shutil.copytree(fake_base / "python" / "tvm", site / "tvm")
+    (root / "bin").mkdir()
+    (root / "bin" / "python").symlink_to(sys.executable)
+    return root
 
 
 @pytest.fixture
 def site_packages(tmp_path, fake_base) -> Path:
     """A fake venv site-packages holding the pristine base as an installed wheel."""
-    site = tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
+    site = tmp_path / "site-venv" / "lib" / "python3.11" / "site-packages"
     shutil.copytree(fake_base / "python" / "tvm", site / "tvm")
     dist = site / f"apache_tvm-{VERSION}.dist-info"
     dist.mkdir()

@@ -10,4 +10,4 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 # pylint: disable=wrong-import-position,unused-import
-from adreno_ws_fixtures import fake_base, site_packages, workspace  # noqa: E402,F401
+from adreno_ws_fixtures import fake_base, site_packages, venv, workspace  # noqa: E402,F401

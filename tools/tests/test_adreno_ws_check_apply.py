@@ -1,71 +1,34 @@
-"""patches check and patches apply, on the fake base and (when cached) the real one."""
+"""patches apply: the package part of the series onto an installed TVM or a checkout."""
 
 import json
 import shutil
-import subprocess
-import sys
 
 import pytest
-from adreno_ws_fixtures import REAL_REPO, TOOLS, VERSION, write
+from adreno_ws_fixtures import REAL_REPO, VERSION, commit, write
 
 from adreno_ws import WsError
 from adreno_ws.base import base_dir_for, is_fetched
-from adreno_ws.patches import RECORD, apply_series, check
+from adreno_ws.patches import RECORD, apply_series
+from adreno_ws.series import check, export, materialize
 
 PIPELINE = "relax/backend/adreno/pipeline.py"
+CONV = "python/tvm/topi/adreno/conv.py"
 
 
 def snapshot(root):
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
-def test_check_passes_on_a_consistent_tree(workspace, fake_base):
-    assert check(workspace, fake_base) == []
-
-
-def test_check_fails_on_mirror_edit_without_export(workspace, fake_base):
-    path = workspace / "python/tvm/tirx/build.py"
-    path.write_text(path.read_text() + "# edited\n")
-    problems = check(workspace, fake_base)
-    assert "patches/0002-build-and-new.patch is out of date with the mirror" in problems[0]
-    assert "patches export" in problems[0]
-    assert any("python/tvm/tirx/build.py: base + patches != mirror" in p for p in problems)
-
-
-def test_check_fails_when_patch_does_not_apply(workspace, fake_base):
-    (fake_base / "python/tvm" / PIPELINE).write_text("a different base\n")
-    problems = check(workspace, fake_base)
-    assert any("does not apply to the pristine base" in p for p in problems), problems
-
-
-def test_check_cli_exit_status(workspace, fake_base):
-    cmd = [
-        sys.executable,
-        "-m",
-        "adreno_ws",
-        "--repo",
-        str(workspace),
-        "patches",
-        "check",
-        "--base-dir",
-        str(fake_base),
-    ]
-    env = {"PYTHONPATH": str(TOOLS), "PATH": "/usr/bin:/bin"}
-    assert subprocess.run(cmd, env=env, check=False, capture_output=True).returncode == 0
-    (workspace / "patches/series").unlink()
-    proc = subprocess.run(cmd, env=env, check=False, capture_output=True, text=True)
-    assert proc.returncode == 1
-    assert (
-        "error: patches/series is missing: run `python -m adreno_ws patches export`" in proc.stderr
-    )
-
-
 def test_apply_to_pristine_site_packages(workspace, site_packages):
     tvm = site_packages / "tvm"
     message = apply_series(workspace, tvm)
-    assert message.startswith("applied 2 patches")
-    for rel in (PIPELINE, "tirx/build.py", "topi/adreno/conv.py"):
-        assert (tvm / rel).read_bytes() == (workspace / "python/tvm" / rel).read_bytes()
+    assert message.startswith("applied 3 patches")
+    assert (tvm / PIPELINE).read_text().splitlines()[19] == "line 20 changed"
+    assert (tvm / "tirx/build.py").read_text() == "def build():\n    return 2\n"
+    assert (tvm / "topi/adreno/conv.py").read_bytes() == (workspace / CONV).read_bytes()
+    assert not (tvm / "old.py").exists()
+    # the upstream tests of the series are not installed into the package
+    assert not list(site_packages.rglob("test_conv.py"))
     assert json.loads((tvm / RECORD).read_text())["base"] == VERSION
 
 
@@ -94,20 +57,26 @@ def test_apply_refuses_bad_patch_changes_nothing(workspace, site_packages):
     tvm = site_packages / "tvm"
     (tvm / "tirx/build.py").write_text("def build():\n    return 'local edit'\n")
     before = snapshot(tvm)
-    with pytest.raises(WsError, match="0002-build-and-new.patch does not apply .* nothing was"):
+    with pytest.raises(
+        WsError, match="0002-TIR-Build-returns-2-add-a-module.patch does not apply .* nothing was"
+    ):
         apply_series(workspace, tvm)
     # patch 1 applied cleanly in the staging copy, but the target is untouched
     assert snapshot(tvm) == before
 
 
-def test_force_restores_pristine_files_then_applies(workspace, site_packages, fake_base):
+def test_force_restores_pristine_files_then_applies(workspace, site_packages, fake_base, tmp_path):
     tvm = site_packages / "tvm"
     apply_series(workspace, tvm)
     # the series changes: the tree now carries an older version of it
-    (workspace / "python/tvm/tirx/build.py").write_text("def build():\n    return 3\n")
-    from adreno_ws.patches import export  # pylint: disable=import-outside-toplevel
-
-    export(workspace, fake_base)
+    series = tmp_path / "series"
+    commit(
+        series,
+        {"python/tvm/tirx/build.py": "def build():\n    return 3\n"},
+        "[TIR] 3",
+        1_700_000_500,
+    )
+    export(workspace, series)
     with pytest.raises(WsError, match="another version of the series"):
         apply_series(workspace, tvm)
     assert apply_series(workspace, tvm, force=True, pristine=lambda: fake_base).startswith(
@@ -125,10 +94,9 @@ def test_apply_detects_source_checkout(workspace, fake_base, tmp_path):
 
 
 @pytest.mark.skipif(not is_fetched(base_dir_for(REAL_REPO)), reason="real base not cached")
-def test_real_base_export_check_apply(tmp_path):
-    """A one-line change against the real pinned base: export, check, apply to a copy of it."""
-    from adreno_ws.patches import export  # pylint: disable=import-outside-toplevel
-
+def test_real_base_materialize_export_check_apply(tmp_path, monkeypatch):
+    """A one-line change against the real pinned base: commit, export, check, apply a copy."""
+    monkeypatch.setenv("ADRENO_WS_IDENTITY", "Series Tester <tester@example.com>")
     base = base_dir_for(REAL_REPO)
     rel = "python/tvm/tirx/build.py"
     repo = tmp_path / "repo"
@@ -136,13 +104,14 @@ def test_real_base_export_check_apply(tmp_path):
         repo,
         {
             "ci/requirements-base.txt": (REAL_REPO / "ci/requirements-base.txt").read_text(),
-            "patches/topics.toml": '[[topic]]\nname = "t"\nsubject = "s"\nmessage = "m"\n'
-            f'files = ["{rel}"]\n',
-            rel: (base / rel).read_text() + "# changed\n",
+            "patches/series": "",
         },
     )
-    export(repo, base)
-    assert check(repo, base) == []
+    series = tmp_path / "series"
+    materialize(repo, base, series)
+    commit(series, {rel: (base / rel).read_text() + "# changed\n"}, "[TIR] s\n\nm", 1_700_000_000)
+    export(repo, series)
+    assert check(repo, base, run_tests=False).problems == []
     target = tmp_path / "site-packages"
     shutil.copytree(base / "python", target, ignore=shutil.ignore_patterns("3rdparty", "include"))
     message = apply_series(repo, target / "tvm")  # version read from tvm/_version.py
