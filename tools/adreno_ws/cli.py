@@ -95,6 +95,7 @@ def cmd_series_check(args) -> int:
         run_tests=not args.no_tests,
         log_dir=Path(args.log_dir) if args.log_dir else args.repo / "build" / "series-check",
         progress=series.main_progress,
+        only=args.only,
     )
     if result.problems:
         raise WsError(*result.problems)
@@ -342,6 +343,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-tests", action="store_true", help="skip the per-patch test runs")
     p.add_argument("--venv", default=None, help="venv whose tvm the tests use (default .venv)")
     p.add_argument("--log-dir", default=None, help="pytest logs (default build/series-check)")
+    p.add_argument("--only", action="append", help="run only this patch's tests (number or "
+                   "name prefix; repeatable)")
     base_opts(p)
     p.set_defaults(func=cmd_series_check)
     p = psub.add_parser("apply", help="apply patches/ to an installed TVM or a checkout")
@@ -373,6 +376,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-tests", action="store_true", help="skip the per-patch test runs")
     p.add_argument("--venv", default=None, help="venv whose tvm the tests use (default .venv)")
     p.add_argument("--log-dir", default=None, help="pytest logs (default build/series-check)")
+    p.add_argument("--only", action="append", help="run only this patch's tests (number or "
+                   "name prefix; repeatable)")
     base_opts(p)
     p.set_defaults(func=cmd_series_check)
     p = ssub.add_parser("rebase", help="move DIR's series onto a newer base (three-way merge)")

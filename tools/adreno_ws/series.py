@@ -38,9 +38,10 @@ from .gitrepo import first_error, git, isolated_env
 from .repo import BASE_DIST, MIRROR_PACKAGE, PATCH_DIR, SERIES_FILE, _ignored, read_base_pin
 
 BASE_TAG = "adreno-ws-base"
-#: Upstream test directories whose files the patches carry (beside ``python/``).
-UPSTREAM_TEST_ROOTS = ("tests/python/relax/backend/adreno", "tests/python/s_tir/dlight")
-MIRROR_ROOTS = ("python",) + UPSTREAM_TEST_ROOTS
+#: Where the mirror lives: the package, and upstream's test tree, except the workspace's own
+#: end-to-end suite, which is not part of the series.
+MIRROR_ROOTS = ("python", "tests/python")
+WORKSPACE_TESTS = ("tests/python/relax/texture",)
 PATCH_GLOB = "[0-9][0-9][0-9][0-9]-*.patch"
 #: Every option that decides the bytes of a mail, spelled out (the user's config is hidden too).
 FORMAT_PATCH_OPTIONS = (
@@ -378,7 +379,8 @@ def workspace_mirror(repo: Path) -> list[str]:
             continue
         for path in top.rglob("*"):
             rel = path.relative_to(repo)
-            if path.is_file() and not _ignored(rel):
+            own = any(rel.as_posix().startswith(w + "/") for w in WORKSPACE_TESTS)
+            if path.is_file() and not own and not _ignored(rel):
                 out.append(rel.as_posix())
     return sorted(out)
 
@@ -497,6 +499,7 @@ def check(
     run_tests: bool = True,
     log_dir: Path | None = None,
     progress=print,
+    only: list[str] | None = None,
 ) -> CheckResult:
     """Apply, re-export, compare the mirror, then test every prefix (see the module doc)."""
     notes: list[str] = []
@@ -531,7 +534,7 @@ def check(
                 ],
                 notes,
             )
-        problems, ran = prefix_tests(dest, patches, venv, Path(tmp), log_dir, progress)
+        problems, ran = prefix_tests(dest, patches, venv, Path(tmp), log_dir, progress, only)
         notes.append(ran)
         return CheckResult(problems, notes)
 
@@ -611,8 +614,14 @@ def _scratch_tvm(installed: Path, dest: Path, site: Path) -> Path:
     return scratch
 
 
-def prefix_tests(dest, patches, venv, tmp, log_dir, progress) -> tuple[list[str], str]:
-    """Advance one scratch ``tvm`` commit by commit and run each patch's own tests there."""
+def prefix_tests(  # pylint: disable=too-many-arguments,too-many-locals
+    dest, patches, venv, tmp, log_dir, progress, only=None
+) -> tuple[list[str], str]:
+    """Advance one scratch ``tvm`` commit by commit and run each patch's own tests there.
+
+    ``only``: run the tests of these patches alone (numbers like ``12`` or name prefixes);
+    the scratch package still advances through every patch.
+    """
     from .patches import find_venv_tvm  # pylint: disable=import-outside-toplevel
 
     log_dir = log_dir or tmp / "logs"
@@ -643,7 +652,7 @@ def prefix_tests(dest, patches, venv, tmp, log_dir, progress) -> tuple[list[str]
                 continue
             _place(dest, commit, path, target, status, stamp)
         tests = _tests_of(changes)
-        if not tests:
+        if not tests or (only and not any(_selects(o, index, patch.name) for o in only)):
             continue
         ran += 1
         log = log_dir / f"{patch.stem}.log"
@@ -686,6 +695,10 @@ def prefix_tests(dest, patches, venv, tmp, log_dir, progress) -> tuple[list[str]
         f"the own tests of {ran} patches pass at their position in the series "
         f"({time.time() - started:.0f} s, {_children_cpu() - cpu_before:.0f} CPU s)"
     )
+
+
+def _selects(selector: str, index: int, name: str) -> bool:
+    return (selector.isdigit() and int(selector) == index) or name.startswith(selector)
 
 
 def _children_cpu() -> float:
