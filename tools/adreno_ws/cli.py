@@ -48,7 +48,8 @@ def cmd_export_gone(_args) -> int:
 
 def cmd_apply(args) -> int:
     """Apply the series to an installed TVM or a checkout."""
-    from .patches import apply_series, find_venv_tvm  # pylint: disable=import-outside-toplevel
+    from .patches import apply_series  # pylint: disable=import-outside-toplevel
+    from .repo import find_venv_tvm  # pylint: disable=import-outside-toplevel
 
     if bool(args.target) == bool(args.venv):
         raise WsError("give exactly one of --target DIR or --venv PATH")
@@ -131,7 +132,7 @@ def cmd_series_fold(args) -> int:
 
 
 def _site_packages(args) -> Path:
-    from .patches import find_venv_tvm  # pylint: disable=import-outside-toplevel
+    from .repo import find_venv_tvm  # pylint: disable=import-outside-toplevel
 
     return find_venv_tvm(Path(args.venv)).parent
 
@@ -343,8 +344,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-tests", action="store_true", help="skip the per-patch test runs")
     p.add_argument("--venv", default=None, help="venv whose tvm the tests use (default .venv)")
     p.add_argument("--log-dir", default=None, help="pytest logs (default build/series-check)")
-    p.add_argument("--only", action="append", help="run only this patch's tests (number or "
-                   "name prefix; repeatable)")
+    p.add_argument(
+        "--only",
+        action="append",
+        help="run only this patch's tests (number or " "name prefix; repeatable)",
+    )
     base_opts(p)
     p.set_defaults(func=cmd_series_check)
     p = psub.add_parser("apply", help="apply patches/ to an installed TVM or a checkout")
@@ -376,8 +380,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-tests", action="store_true", help="skip the per-patch test runs")
     p.add_argument("--venv", default=None, help="venv whose tvm the tests use (default .venv)")
     p.add_argument("--log-dir", default=None, help="pytest logs (default build/series-check)")
-    p.add_argument("--only", action="append", help="run only this patch's tests (number or "
-                   "name prefix; repeatable)")
+    p.add_argument(
+        "--only",
+        action="append",
+        help="run only this patch's tests (number or " "name prefix; repeatable)",
+    )
     base_opts(p)
     p.set_defaults(func=cmd_series_check)
     p = ssub.add_parser("rebase", help="move DIR's series onto a newer base (three-way merge)")

@@ -98,17 +98,6 @@ class Target:
     version: str | None
 
 
-def find_venv_tvm(venv: Path) -> Path:
-    """``<venv>/lib/pythonX.Y/site-packages/tvm``."""
-    found = sorted(venv.glob("lib/python3*/site-packages/tvm"))
-    if not found:
-        raise WsError(
-            f"{venv} has no site-packages/tvm: install the base first "
-            f"(pip install -r ci/requirements-base.txt, or `python -m adreno_ws setup`)"
-        )
-    return found[-1]
-
-
 def resolve_target(target: Path) -> Target:
     """Accept site-packages, a checkout root, its python/ or the tvm/ directory itself."""
     target = target.resolve()

@@ -76,3 +76,14 @@ def _ignored(rel: Path) -> bool:
     ):
         return True
     return rel.suffix in (".pyc", ".pyo", ".swp", ".orig", ".rej") or rel.name.endswith("~")
+
+
+def find_venv_tvm(venv: Path) -> Path:
+    """``<venv>/lib/pythonX.Y/site-packages/tvm``."""
+    found = sorted(venv.glob("lib/python3*/site-packages/tvm"))
+    if not found:
+        raise WsError(
+            f"{venv} has no site-packages/tvm: install the base first "
+            f"(pip install -r ci/requirements-base.txt, or `python -m adreno_ws setup`)"
+        )
+    return found[-1]

@@ -35,7 +35,15 @@ from pathlib import Path
 from . import WsError
 from .base import read_version_py
 from .gitrepo import first_error, git, isolated_env
-from .repo import BASE_DIST, MIRROR_PACKAGE, PATCH_DIR, SERIES_FILE, _ignored, read_base_pin
+from .repo import (
+    BASE_DIST,
+    MIRROR_PACKAGE,
+    PATCH_DIR,
+    SERIES_FILE,
+    _ignored,
+    find_venv_tvm,
+    read_base_pin,
+)
 
 BASE_TAG = "adreno-ws-base"
 #: Where the mirror lives: the package, and upstream's test tree, except the workspace's own
@@ -622,8 +630,6 @@ def prefix_tests(  # pylint: disable=too-many-arguments,too-many-locals
     ``only``: run the tests of these patches alone (numbers like ``12`` or name prefixes);
     the scratch package still advances through every patch.
     """
-    from .patches import find_venv_tvm  # pylint: disable=import-outside-toplevel
-
     log_dir = log_dir or tmp / "logs"
     # The scratch package sits at the same place every run, and its byte code is kept
     # (PYTHONPYCACHEPREFIX): only the files the series changes are compiled again.
@@ -798,6 +804,43 @@ def _topics_at(repo: Path, rev: str) -> dict[str, dict]:
         return {}
 
 
+def _fold_file(repo: Path, dest: Path, old: str, new: str, path: str) -> str:
+    """Bring ``path`` of the workspace from ``old`` to ``new`` in ``dest``, three-way.
+
+    The workspace holds whole files (the mirror used to hold complete copies of upstream
+    files), so the change merges file by file (``git merge-file``) into the series' version.
+    Returns 'same' (nothing to do), 'staged' or 'conflict'.
+    """
+    before, after = _show_or_none(repo, old, path), _show_or_none(repo, new, path)
+    target = dest / path
+    current = target.read_bytes() if target.is_file() else None
+    if current == after:
+        return "same"
+    if current == before or (before is None and current is None):
+        merged, clean = after, True
+    elif before is None or after is None or current is None:
+        return "conflict"  # added on both sides, or deleted on one and changed on the other
+    else:
+        with tempfile.TemporaryDirectory(prefix="adreno-ws-fold-") as tmp:
+            files = []
+            for name, data in (("series", current), ("base", before), ("workspace", after)):
+                files.append(Path(tmp) / name)
+                files[-1].write_bytes(data)
+            proc = subprocess.run(
+                ["git", "merge-file", "-p", *map(str, files)], capture_output=True, check=False
+            )
+            merged, clean = proc.stdout, proc.returncode == 0
+    if merged is None:
+        git(dest, "rm", "-q", "--", path)
+        return "staged"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(merged)
+    if not clean:
+        return "conflict"
+    git(dest, "add", "--", path)
+    return "staged"
+
+
 def fold(repo: Path, dest: Path, rev_range: str, autosquash: bool = True) -> list[str]:
     """Turn the workspace's mirror edits in ``rev_range`` into fixups of ``dest``'s patches.
 
@@ -813,26 +856,41 @@ def fold(repo: Path, dest: Path, rev_range: str, autosquash: bool = True) -> lis
     if ".." not in rev_range:
         raise WsError(f"{rev_range!r} is not a range: pass OLD..NEW (workspace commits)")
     old, new = rev_range.split("..", 1)
-    diff = git(
-        repo, "diff", "--binary", "--no-renames", old, new or "HEAD", "--", *MIRROR_ROOTS
+    new = new or "HEAD"
+    listing = git(
+        repo,
+        "diff",
+        "--name-only",
+        "--no-renames",
+        "-z",
+        old,
+        new,
+        "--",
+        *MIRROR_ROOTS,
+        *(f":(exclude){w}" for w in WORKSPACE_TESTS),
     ).stdout
-    if not diff.strip():
+    paths = [p for p in listing.split("\0") if p]
+    if not paths:
         return [f"{rev_range} changes no mirror file: nothing to fold"]
-    report = []
-    with tempfile.NamedTemporaryFile("w", suffix=".diff", delete=False) as handle:
-        handle.write(diff)
-    try:
-        proc = git(dest, "apply", "--index", handle.name, check=False)
-        if proc.returncode != 0:
-            proc = git(dest, "apply", "-3", "--index", handle.name, check=False)
-            if proc.returncode != 0:
-                raise WsError(
-                    f"the mirror changes of {rev_range} do not apply to {dest}: "
-                    f"{first_error(proc)}; resolve the conflicts there (git status), then commit"
-                )
-    finally:
-        os.unlink(handle.name)
+    report, conflicts = [], []
+    for path in paths:
+        outcome = _fold_file(repo, dest, old, new, path)
+        if outcome == "conflict":
+            conflicts.append(path)
+        elif outcome == "same":
+            report.append(f"already in the series: {path}")
+    if conflicts:
+        raise WsError(
+            *report,
+            *(
+                f"conflict: {p}: the workspace change does not merge with the series (markers left"
+                f" in {dest / p}); resolve it, git add, then commit it as a fixup"
+                for p in conflicts
+            ),
+        )
     staged = git(dest, "diff", "--cached", "--name-only", "-z").stdout.split("\0")
+    if not [p for p in staged if p]:
+        return report + [f"the mirror changes of {rev_range} are all in the series already"]
     owners: dict[str, list[str]] = {}
     new_files = []
     for path in [p for p in staged if p]:

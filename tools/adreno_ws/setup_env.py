@@ -28,13 +28,14 @@ from pathlib import Path
 
 from . import WsError, opencl, runtime
 from .base import ensure_base
-from .patches import apply_series, find_venv_tvm
+from .patches import apply_series
 from .repo import (
     BASE_REQUIREMENTS,
     EXTRA_REQUIREMENTS,
     INTEL_OPENCL_SCRIPT,
     NODEPS_REQUIREMENTS,
     TEST_REQUIREMENTS,
+    find_venv_tvm,
     read_base_pin,
 )
 
