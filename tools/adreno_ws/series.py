@@ -49,7 +49,7 @@ BASE_TAG = "adreno-ws-base"
 #: Where the mirror lives: the package, and upstream's test tree, except the workspace's own
 #: end-to-end suite, which is not part of the series.
 MIRROR_ROOTS = ("python", "tests/python")
-WORKSPACE_TESTS = ("tests/python/relax/texture",)
+WORKSPACE_TESTS = ("tests/python/relax/texture", "tests/python/runtime/opencl")
 PATCH_GLOB = "[0-9][0-9][0-9][0-9]-*.patch"
 #: Every option that decides the bytes of a mail, spelled out (the user's config is hidden too).
 FORMAT_PATCH_OPTIONS = (
@@ -841,22 +841,7 @@ def _fold_file(repo: Path, dest: Path, old: str, new: str, path: str) -> str:
     return "staged"
 
 
-def fold(repo: Path, dest: Path, rev_range: str, autosquash: bool = True) -> list[str]:
-    """Turn the workspace's mirror edits in ``rev_range`` into fixups of ``dest``'s patches.
-
-    Each changed file goes, as a ``fixup!`` commit, to the last patch that touches it; a new
-    file that a topic of ``patches/topics.toml`` (at the range's end) lists becomes a new patch
-    with that topic's subject and message; anything else stays staged for the contributor.
-    """
-    dest = dest.resolve()
-    require_materialized(dest)
-    require_clean(dest)
-    env = user_env()
-    _require_identity(dest, env)
-    if ".." not in rev_range:
-        raise WsError(f"{rev_range!r} is not a range: pass OLD..NEW (workspace commits)")
-    old, new = rev_range.split("..", 1)
-    new = new or "HEAD"
+def _mirror_changes(repo: Path, old: str, new: str) -> list[str]:
     listing = git(
         repo,
         "diff",
@@ -869,66 +854,126 @@ def fold(repo: Path, dest: Path, rev_range: str, autosquash: bool = True) -> lis
         *MIRROR_ROOTS,
         *(f":(exclude){w}" for w in WORKSPACE_TESTS),
     ).stdout
-    paths = [p for p in listing.split("\0") if p]
-    if not paths:
-        return [f"{rev_range} changes no mirror file: nothing to fold"]
-    report, conflicts = [], []
-    for path in paths:
-        outcome = _fold_file(repo, dest, old, new, path)
-        if outcome == "conflict":
-            conflicts.append(path)
-        elif outcome == "same":
-            report.append(f"already in the series: {path}")
-    if conflicts:
-        raise WsError(
-            *report,
-            *(
-                f"conflict: {p}: the workspace change does not merge with the series (markers left"
-                f" in {dest / p}); resolve it, git add, then commit it as a fixup"
-                for p in conflicts
-            ),
-        )
-    staged = git(dest, "diff", "--cached", "--name-only", "-z").stdout.split("\0")
-    if not [p for p in staged if p]:
-        return report + [f"the mirror changes of {rev_range} are all in the series already"]
-    owners: dict[str, list[str]] = {}
-    new_files = []
-    for path in [p for p in staged if p]:
-        touching = git(dest, "log", "--format=%H", f"{BASE_TAG}..HEAD", "--", path).stdout.split()
-        if touching:
-            owners.setdefault(touching[0], []).append(path)
-            if len(touching) > 1:
-                report.append(
-                    f"note: {path} is changed by {len(touching)} patches: its fixup "
-                    "went to the last; move hunks with git rebase -i if needed"
-                )
+    return [p for p in listing.split("\0") if p]
+
+
+def _new_topic_of(path: str, topics: dict[str, dict]) -> str | None:
+    for name, topic in topics.items():
+        if any(fnmatch(path, pattern) for pattern in topic.get("files", [])):
+            return name
+    return None
+
+
+def _commit_fold(dest, env, paths, topic, topics, made, report) -> None:
+    """Commit ``paths``: into the new topic's patch, else as fixups of their last patch."""
+    if topic is not None:
+        if topic in made:
+            git(dest, "commit", "-q", f"--fixup={made[topic]}", "--", *paths, env=env)
         else:
-            new_files.append(path)
-    for target, paths in owners.items():
-        git(dest, "commit", "-q", f"--fixup={target}", "--", *paths, env=env)
+            entry = topics[topic]
+            message = f"{entry['subject'].strip()}\n\n{entry['message'].strip()}\n"
+            git(dest, "commit", "-q", "-m", message, "--", *paths, env=env)
+            made[topic] = git(dest, "rev-parse", "HEAD").stdout.strip()
+            report.append(f"new patch \"{entry['subject'].strip()}\" (topic {topic})")
+        report.append(f"  {topic}: {', '.join(paths)}")
+        return
+    owners: dict[str, list[str]] = {}
+    for path in paths:
+        touching = git(dest, "log", "--format=%H", f"{BASE_TAG}..HEAD", "--", path).stdout.split()
+        # Skip fixups: the patch a fixup! belongs to is the one that should be named.
+        real = [
+            c
+            for c in touching
+            if not git(dest, "log", "-1", "--format=%s", c).stdout.startswith("fixup! ")
+        ]
+        if not real:
+            raise WsError(
+                f"{path} is new and no new topic of patches/topics.toml lists it: "
+                "commit it in the materialized repository as a patch of its own"
+            )
+        owners.setdefault(real[0], []).append(path)
+        if len(real) > 1:
+            report.append(
+                f"note: {path} is changed by {len(real)} patches: its fixup went to the "
+                "last; move hunks with git rebase -i if they belong to another"
+            )
+    for target, owned in owners.items():
+        git(dest, "commit", "-q", f"--fixup={target}", "--", *owned, env=env)
         subject = git(dest, "log", "-1", "--format=%s", target).stdout.strip()
-        report.append(f"fixup of \"{subject}\": {', '.join(paths)}")
+        report.append(f"fixup of \"{subject}\": {', '.join(owned)}")
+
+
+def fold(repo: Path, dest: Path, rev_range: str, autosquash: bool = True) -> list[str]:
+    """Turn the workspace's mirror edits in ``rev_range`` into commits of ``dest``'s series.
+
+    Workspace commits are folded one by one, each file three-way (``git merge-file``): a
+    commit that adds a file of a topic new in ``patches/topics.toml`` (at the range's end)
+    makes that topic's patch, at the end of the series, with all of its changes (its wiring);
+    any other commit becomes ``fixup!`` commits of the last patch touching each file. Merge
+    resolutions are caught up last, so the tip ends equal to the workspace's files.
+    """
+    dest = dest.resolve()
+    require_materialized(dest)
+    require_clean(dest)
+    env = user_env()
+    _require_identity(dest, env)
+    if ".." not in rev_range:
+        raise WsError(f"{rev_range!r} is not a range: pass OLD..NEW (workspace commits)")
+    old, new = rev_range.split("..", 1)
+    new = new or "HEAD"
     known = _topics_at(repo, old)
-    for name, topic in _topics_at(repo, new or "HEAD").items():
+    topics = {n: t for n, t in _topics_at(repo, new).items() if n not in known}
+    report: list[str] = []
+    for name, topic in _topics_at(repo, new).items():
         if name in known and known[name].get("message") != topic.get("message"):
             report.append(
                 f"note: topic {name}'s message changed in topics.toml: reword its "
-                "commit (git rebase -i, reword)"
+                "patch (git rebase -i, reword)"
             )
-        if name in known:
+    made: dict[str, str] = {}
+    steps = git(repo, "rev-list", "--reverse", "--no-merges", f"{old}..{new}").stdout.split()
+    for step in [*steps, None]:
+        # The last step catches up what merges resolved: the tip must equal NEW's files.
+        lo, hi = (f"{step}^", step) if step else (None, new)
+        paths = _mirror_changes(repo, lo, hi) if step else _mirror_changes(repo, old, new)
+        staged, conflicts = [], []
+        for path in paths:
+            if step is None:
+                want = _show_or_none(repo, new, path)
+                target = dest / path
+                have = target.read_bytes() if target.is_file() else None
+                if have == want:
+                    continue
+                outcome = _force_file(dest, path, want)
+            else:
+                outcome = _fold_file(repo, dest, lo, hi, path)
+            if outcome == "conflict":
+                conflicts.append(path)
+            elif outcome == "staged":
+                staged.append(path)
+        if conflicts:
+            raise WsError(
+                *report,
+                *(
+                    f"conflict: {p}: the change of workspace commit {step[:12] if step else new} does"
+                    f" not merge with the series (markers left in {dest / p}); resolve it, git add,"
+                    " commit it as a fixup, and fold the rest of the range"
+                    for p in conflicts
+                ),
+            )
+        if not staged:
             continue
-        mine = [p for p in new_files if any(fnmatch(p, pat) for pat in topic.get("files", []))]
-        if mine:
-            message = f"{topic['subject'].strip()}\n\n{topic['message'].strip()}\n"
-            git(dest, "commit", "-q", "-m", message, "--", *mine, env=env)
-            report.append(f"new patch \"{topic['subject'].strip()}\": {', '.join(mine)}")
-            new_files = [p for p in new_files if p not in mine]
-    for path in new_files:
-        report.append(
-            f"left staged: {path} (new, in no patch or new topic): commit it into a "
-            "patch (git commit --fixup=...) or as a new one"
-        )
-    if autosquash and owners and not new_files:
+        if step is None:
+            report.append("catch-up of merge resolutions:")
+        topic = None
+        if step is not None:
+            added = git(repo, "diff", "--name-only", "--diff-filter=A", "-z", lo, hi).stdout
+            for path in [p for p in added.split("\0") if p in staged]:
+                topic = topic or _new_topic_of(path, topics)
+        _commit_fold(dest, env, staged, topic, topics, made, report)
+    if len(report) == 0:
+        return [f"the mirror changes of {rev_range} are all in the series already"]
+    if autosquash:
         seq = dict(env, GIT_SEQUENCE_EDITOR="true")
         proc = git(dest, "rebase", "-q", "-i", "--autosquash", BASE_TAG, env=seq, check=False)
         if proc.returncode != 0:
@@ -939,6 +984,17 @@ def fold(repo: Path, dest: Path, rev_range: str, autosquash: bool = True) -> lis
         else:
             report.append("squashed the fixups into their patches (git rebase -i --autosquash)")
     return report
+
+
+def _force_file(dest: Path, path: str, data: bytes | None) -> str:
+    target = dest / path
+    if data is None:
+        git(dest, "rm", "-q", "--", path)
+        return "staged"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(data)
+    git(dest, "add", "--", path)
+    return "staged"
 
 
 def main_progress(line: str) -> None:

@@ -333,3 +333,50 @@ def test_fold_turns_workspace_mirror_edits_into_fixups(workspace, tmp_path):
 
 def snapshot_text(root):
     return {k: v.decode() for k, v in snapshot(root).items() if k.startswith("python/")}
+
+
+def test_fold_reports_a_conflict_and_commits_nothing(workspace, tmp_path):
+    """A workspace edit that does not merge with the series: one line per file, no commit."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    subprocess.run(["git", "init", "-q"], cwd=workspace, env=env, check=True)
+    commit(workspace, {}, "workspace", 1_700_001_000)
+    commit(workspace, {CONV: "conv = 5"}, "an engineer edits the mirror", 1_700_001_100)
+    series = tmp_path / "series"
+    commit(series, {CONV: "conv = 7"}, "fixup! [TIR] Build returns 2, add a module", 1_700_001_200)
+    before = commits(series)
+    with pytest.raises(WsError) as err:
+        fold(workspace, series, "HEAD~1..HEAD")
+    assert len(err.value.problems) == 1
+    assert err.value.problems[0].startswith(f"conflict: {CONV}: the change of workspace commit")
+    assert commits(series) == before
+
+
+def test_fold_makes_a_new_topic_its_own_patch_with_its_wiring(workspace, tmp_path):
+    """A commit adding a file of a topic new in topics.toml becomes that topic's patch, with
+    the same commit's change to an upstream file (its wiring)."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    subprocess.run(["git", "init", "-q"], cwd=workspace, env=env, check=True)
+    series = tmp_path / "series"
+    pipeline = (series / PIPELINE).read_text()
+    commit(workspace, {PIPELINE: pipeline}, "workspace (old mirror: whole files)", 1_700_001_000)
+    topics = (
+        '[[topic]]\nname = "extra"\nsubject = "[Adreno] Add extra"\n'
+        'message = "Why extra."\nfiles = ["python/tvm/topi/adreno/extra.py"]\n'
+    )
+    commit(
+        workspace,
+        {
+            "patches/topics.toml": topics,
+            "python/tvm/topi/adreno/extra.py": "extra = 1\n",
+            PIPELINE: pipeline.replace("line 30\n", "line 30 uses extra\n"),
+        },
+        "an engineer adds a topic",
+        1_700_001_100,
+    )
+    report = fold(workspace, series, "HEAD~1..HEAD")
+    assert report[0] == 'new patch "[Adreno] Add extra" (topic extra)'
+    assert len(commits(series)) == 4
+    show = subprocess.run(["git", "show", "--stat", "--format=%s%n%n%b", "HEAD"], cwd=series,
+                          capture_output=True, text=True, check=True).stdout
+    assert show.startswith("[Adreno] Add extra\n\nWhy extra.")
+    assert PIPELINE.split("/")[-1] in show and "extra.py" in show
