@@ -931,46 +931,47 @@ def fold(repo: Path, dest: Path, rev_range: str, autosquash: bool = True) -> lis
                 "patch (git rebase -i, reword)"
             )
     made: dict[str, str] = {}
+    final = {p: _show_or_none(repo, new, p) for p in _mirror_changes(repo, old, new)}
+    done = {p for p, data in final.items() if _read_or_none(dest / p) == data}
+    deferred: list[str] = []
     steps = git(repo, "rev-list", "--reverse", "--no-merges", f"{old}..{new}").stdout.split()
     for step in [*steps, None]:
-        # The last step catches up what merges resolved: the tip must equal NEW's files.
-        lo, hi = (f"{step}^", step) if step else (None, new)
-        paths = _mirror_changes(repo, lo, hi) if step else _mirror_changes(repo, old, new)
-        staged, conflicts = [], []
-        for path in paths:
-            if step is None:
-                want = _show_or_none(repo, new, path)
-                target = dest / path
-                have = target.read_bytes() if target.is_file() else None
-                if have == want:
+        if step is None:
+            # Last, catch up what merges resolved and what did not merge commit by commit:
+            # the workspace's files at NEW are the truth for the tip.
+            paths = [p for p, data in final.items() if _read_or_none(dest / p) != data]
+            staged = [p for p in paths if _force_file(dest, p, final[p]) == "staged"]
+            if staged:
+                report.append(
+                    "catch-up (merge resolutions, edits that did not merge one commit "
+                    "at a time):"
+                )
+        else:
+            staged = []
+            for path in _mirror_changes(repo, f"{step}^", step):
+                if path in done:
                     continue
-                outcome = _force_file(dest, path, want)
-            else:
-                outcome = _fold_file(repo, dest, lo, hi, path)
-            if outcome == "conflict":
-                conflicts.append(path)
-            elif outcome == "staged":
-                staged.append(path)
-        if conflicts:
-            raise WsError(
-                *report,
-                *(
-                    f"conflict: {p}: the change of workspace commit {step[:12] if step else new} does"
-                    f" not merge with the series (markers left in {dest / p}); resolve it, git add,"
-                    " commit it as a fixup, and fold the rest of the range"
-                    for p in conflicts
-                ),
-            )
+                outcome = _fold_file(repo, dest, f"{step}^", step, path)
+                if outcome == "conflict":
+                    _restore(dest, path)
+                    deferred.append(path)
+                elif outcome == "staged":
+                    staged.append(path)
         if not staged:
             continue
-        if step is None:
-            report.append("catch-up of merge resolutions:")
         topic = None
         if step is not None:
-            added = git(repo, "diff", "--name-only", "--diff-filter=A", "-z", lo, hi).stdout
+            added = git(
+                repo, "diff", "--name-only", "--diff-filter=A", "-z", f"{step}^", step
+            ).stdout
             for path in [p for p in added.split("\0") if p in staged]:
                 topic = topic or _new_topic_of(path, topics)
         _commit_fold(dest, env, staged, topic, topics, made, report)
+    for path in sorted(set(deferred)):
+        report.append(
+            f"note: {path} did not merge commit by commit; the catch-up took the "
+            "workspace's final version"
+        )
     if len(report) == 0:
         return [f"the mirror changes of {rev_range} are all in the series already"]
     if autosquash:
@@ -984,6 +985,19 @@ def fold(repo: Path, dest: Path, rev_range: str, autosquash: bool = True) -> lis
         else:
             report.append("squashed the fixups into their patches (git rebase -i --autosquash)")
     return report
+
+
+def _read_or_none(path: Path) -> bytes | None:
+    return path.read_bytes() if path.is_file() else None
+
+
+def _restore(dest: Path, path: str) -> None:
+    """Put ``path`` back as the series' tip has it (after a merge that left markers)."""
+    if git(dest, "cat-file", "-e", f"HEAD:{path}", check=False).returncode == 0:
+        git(dest, "checkout", "-q", "HEAD", "--", path)
+    else:
+        git(dest, "rm", "-q", "--cached", "--ignore-unmatch", "--", path)
+        (dest / path).unlink(missing_ok=True)
 
 
 def _force_file(dest: Path, path: str, data: bytes | None) -> str:
