@@ -335,20 +335,20 @@ def snapshot_text(root):
     return {k: v.decode() for k, v in snapshot(root).items() if k.startswith("python/")}
 
 
-def test_fold_reports_a_conflict_and_commits_nothing(workspace, tmp_path):
-    """A workspace edit that does not merge with the series: one line per file, no commit."""
+def test_fold_takes_the_workspace_version_when_an_edit_does_not_merge(workspace, tmp_path):
+    """An edit that does not merge with the series commit by commit: the workspace's file at
+    the end of the range wins (it was the whole file of the old mirror), and says so."""
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     subprocess.run(["git", "init", "-q"], cwd=workspace, env=env, check=True)
     commit(workspace, {}, "workspace", 1_700_001_000)
     commit(workspace, {CONV: "conv = 5"}, "an engineer edits the mirror", 1_700_001_100)
     series = tmp_path / "series"
     commit(series, {CONV: "conv = 7"}, "fixup! [TIR] Build returns 2, add a module", 1_700_001_200)
-    before = commits(series)
-    with pytest.raises(WsError) as err:
-        fold(workspace, series, "HEAD~1..HEAD")
-    assert len(err.value.problems) == 1
-    assert err.value.problems[0].startswith(f"conflict: {CONV}: the change of workspace commit")
-    assert commits(series) == before
+    report = fold(workspace, series, "HEAD~1..HEAD")
+    assert f"note: {CONV} did not merge commit by commit; the catch-up took the workspace's " \
+        "final version" in report
+    assert (series / CONV).read_text() == "conv = 5"
+    assert len(commits(series)) == 3
 
 
 def test_fold_makes_a_new_topic_its_own_patch_with_its_wiring(workspace, tmp_path):
