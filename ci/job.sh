@@ -13,7 +13,7 @@ source "$(dirname "$0")/lib.sh"
 
 ws_setup
 step "patch series (applies, re-exports unchanged, mirror == tip, each patch's tests at its position on PoCL)"
-ws series check
+ws series check --jobs 2
 
 status=0
 ran_any=0

@@ -8,7 +8,7 @@ source "$(dirname "$0")/lib.sh"
 
 ws_setup
 step "patch series (applies, re-exports unchanged, mirror == tip, each patch's tests at its position on PoCL)"
-ws series check
+ws series check --jobs 2
 step "license headers"
 ws headers || echo "warning: add the ASF header to the files above before sending upstream"
 

@@ -97,6 +97,7 @@ def cmd_series_check(args) -> int:
         log_dir=Path(args.log_dir) if args.log_dir else args.repo / "build" / "series-check",
         progress=series.main_progress,
         only=args.only,
+        jobs=args.jobs,
     )
     if result.problems:
         raise WsError(*result.problems)
@@ -347,8 +348,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--only",
         action="append",
-        help="run only this patch's tests (number or " "name prefix; repeatable)",
+        help="run only this patch's tests (number or name prefix; repeatable)",
     )
+    p.add_argument("--jobs", type=int, default=1, help="scratch copies testing at once")
     base_opts(p)
     p.set_defaults(func=cmd_series_check)
     p = psub.add_parser("apply", help="apply patches/ to an installed TVM or a checkout")
@@ -383,8 +385,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--only",
         action="append",
-        help="run only this patch's tests (number or " "name prefix; repeatable)",
+        help="run only this patch's tests (number or name prefix; repeatable)",
     )
+    p.add_argument("--jobs", type=int, default=1, help="scratch copies testing at once")
     base_opts(p)
     p.set_defaults(func=cmd_series_check)
     p = ssub.add_parser("rebase", help="move DIR's series onto a newer base (three-way merge)")

@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import tomllib
 from dataclasses import dataclass
@@ -508,6 +509,7 @@ def check(
     log_dir: Path | None = None,
     progress=print,
     only: list[str] | None = None,
+    jobs: int = 1,
 ) -> CheckResult:
     """Apply, re-export, compare the mirror, then test every prefix (see the module doc)."""
     notes: list[str] = []
@@ -542,7 +544,7 @@ def check(
                 ],
                 notes,
             )
-        problems, ran = prefix_tests(dest, patches, venv, Path(tmp), log_dir, progress, only)
+        problems, ran = prefix_tests(dest, patches, venv, Path(tmp), log_dir, progress, only, jobs)
         notes.append(ran)
         return CheckResult(problems, notes)
 
@@ -623,83 +625,124 @@ def _scratch_tvm(installed: Path, dest: Path, site: Path) -> Path:
 
 
 def prefix_tests(  # pylint: disable=too-many-arguments,too-many-locals
-    dest, patches, venv, tmp, log_dir, progress, only=None
+    dest, patches, venv, tmp, log_dir, progress, only=None, jobs=1
 ) -> tuple[list[str], str]:
-    """Advance one scratch ``tvm`` commit by commit and run each patch's own tests there.
+    """Advance a scratch ``tvm`` commit by commit and run each patch's own tests there.
 
-    ``only``: run the tests of these patches alone (numbers like ``12`` or name prefixes);
-    the scratch package still advances through every patch.
+    ``only``: run the tests of these patches alone (numbers like ``12`` or name prefixes).
+    ``jobs``: scratch copies working at once, each advancing through every patch and running
+    every ``jobs``-th patch's tests. The first failing patch in series order is reported.
     """
     log_dir = log_dir or tmp / "logs"
-    # The scratch package sits at the same place every run, and its byte code is kept
-    # (PYTHONPYCACHEPREFIX): only the files the series changes are compiled again.
-    site = log_dir / "site"
-    shutil.rmtree(site, ignore_errors=True)
-    site.mkdir(parents=True)
-    scratch = _scratch_tvm(find_venv_tvm(venv), dest, site)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    series = list(zip(commits(dest), patches))
+    changes = [_changes(dest, commit) for commit, _ in series]
+    selected = [
+        index
+        for index, (_, patch) in enumerate(series, 1)
+        if _tests_of(changes[index - 1])
+        and (not only or any(_selects(o, index, patch.name) for o in only))
+    ]
+    jobs = max(1, min(jobs, len(selected) or 1))
+    groups = [set(selected[w::jobs]) for w in range(jobs)]
     (tmp / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider\n")
-    env = dict(os.environ, PYTHONPATH=str(site), PYTHONPYCACHEPREFIX=str(log_dir / "pycache"))
-    env.setdefault("TVM_OPENCL_DEVICE", "portable")
-    vendors = venv / "etc" / "OpenCL" / "vendors-tvm"
-    if vendors.is_dir():
-        env.setdefault("OCL_ICD_VENDORS", str(vendors))
-    python = venv / "bin" / "python"
-    total, ran, started = len(patches), 0, time.time()
-    cpu_before = _children_cpu()
-    for index, (commit, patch) in enumerate(zip(commits(dest), patches), 1):
-        stamp = time.time() + index
-        changes = _changes(dest, commit)
-        for status, path in changes:
-            if path.startswith(MIRROR_PACKAGE.as_posix() + "/"):
-                target = scratch / Path(path).relative_to(MIRROR_PACKAGE)
-            elif path.startswith("tests/"):
-                target = tmp / path
-            else:
-                continue
-            _place(dest, commit, path, target, status, stamp)
-        tests = _tests_of(changes)
-        if not tests or (only and not any(_selects(o, index, patch.name) for o in only)):
-            continue
-        ran += 1
-        log = log_dir / f"{patch.stem}.log"
-        cmd = [
-            str(python),
-            "-m",
-            "pytest",
-            "-q",
-            "-rfE",
-            "-c",
-            str(tmp / "pytest.ini"),
-            "--rootdir",
-            str(tmp),
-            *tests,
-        ]
-        clock = time.time()
-        proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True, check=False)
-        log.write_text(proc.stdout + proc.stderr, encoding="utf-8")
-        summary = (proc.stdout.strip().splitlines() or ["(no output)"])[-1]
-        progress(
-            f"series check: {index:2d}/{total} {patch.name}: {summary} "
-            f"({time.time() - clock:.0f} s)"
+    installed = find_venv_tvm(venv)
+    started, cpu_before = time.time(), _children_cpu()
+    failures: dict[int, str] = {}
+
+    def worker(number: int) -> None:
+        # The scratch package sits at the same place every run, and its byte code is kept
+        # (PYTHONPYCACHEPREFIX): only the files the series changes are compiled again.
+        site, work = log_dir / f"site{number}", tmp / f"work{number}"
+        shutil.rmtree(site, ignore_errors=True)
+        site.mkdir(parents=True)
+        work.mkdir()
+        scratch = _scratch_tvm(installed, dest, site)
+        env = dict(
+            os.environ, PYTHONPATH=str(site), PYTHONPYCACHEPREFIX=str(log_dir / f"pycache{number}")
         )
-        if proc.returncode != 0:
-            failed = [
-                l.split(" ", 1)[1]
-                for l in proc.stdout.splitlines()
-                if l.startswith(("FAILED ", "ERROR "))
-            ]
-            first = failed[0].split(" - ")[0] if failed else summary
-            return (
-                [
-                    f"patches/{patch.name}: its own tests fail at its position in the series "
-                    f"({index} of {total}): {first} ({summary}); log: {log}"
-                ],
-                "",
+        env.setdefault("TVM_OPENCL_DEVICE", "portable")
+        vendors = venv / "etc" / "OpenCL" / "vendors-tvm"
+        if vendors.is_dir():
+            env.setdefault("OCL_ICD_VENDORS", str(vendors))
+        for index, (commit, patch) in enumerate(series, 1):
+            if index > max(groups[number], default=0) or failures and index > min(failures):
+                break
+            stamp = time.time() + index
+            for status, path in changes[index - 1]:
+                if path.startswith(MIRROR_PACKAGE.as_posix() + "/"):
+                    target = scratch / Path(path).relative_to(MIRROR_PACKAGE)
+                elif path.startswith("tests/"):
+                    target = work / path
+                else:
+                    continue
+                _place(dest, commit, path, target, status, stamp)
+            if index not in groups[number]:
+                continue
+            failure = _run_tests(
+                venv,
+                tmp,
+                work,
+                env,
+                log_dir,
+                patch,
+                _tests_of(changes[index - 1]),
+                index,
+                len(series),
+                progress,
             )
-    shutil.rmtree(site, ignore_errors=True)
+            if failure:
+                failures[index] = failure
+                break
+        shutil.rmtree(site, ignore_errors=True)
+
+    threads = [threading.Thread(target=worker, args=(w,)) for w in range(jobs)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        return [failures[min(failures)]], ""
     return [], (
-        f"the own tests of {ran} patches pass at their position in the series "
-        f"({time.time() - started:.0f} s, {_children_cpu() - cpu_before:.0f} CPU s)"
+        f"the own tests of {len(selected)} patches pass at their position in the series "
+        f"({time.time() - started:.0f} s, {_children_cpu() - cpu_before:.0f} CPU s, "
+        f"{jobs} job{'s' if jobs > 1 else ''})"
+    )
+
+
+def _run_tests(venv, tmp, work, env, log_dir, patch, tests, index, total, progress) -> str | None:
+    """Run one patch's tests in ``work``; None, or the one line naming the patch."""
+    # pylint: disable=too-many-arguments
+    log = log_dir / f"{patch.stem}.log"
+    cmd = [
+        str(venv / "bin" / "python"),
+        "-m",
+        "pytest",
+        "-q",
+        "-rfE",
+        "-c",
+        str(tmp / "pytest.ini"),
+        "--rootdir",
+        str(work),
+        *tests,
+    ]
+    clock = time.time()
+    proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, check=False)
+    log.write_text(proc.stdout + proc.stderr, encoding="utf-8")
+    summary = (proc.stdout.strip().splitlines() or ["(no output)"])[-1]
+    progress(
+        f"series check: {index:2d}/{total} {patch.name}: {summary} "
+        f"({time.time() - clock:.0f} s)"
+    )
+    if proc.returncode == 0:
+        return None
+    failed = [
+        l.split(" ", 1)[1] for l in proc.stdout.splitlines() if l.startswith(("FAILED ", "ERROR "))
+    ]
+    first = failed[0].split(" - ")[0] if failed else summary
+    return (
+        f"patches/{patch.name}: its own tests fail at its position in the series "
+        f"({index} of {total}): {first} ({summary}); log: {log}"
     )
 
 

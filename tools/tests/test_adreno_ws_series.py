@@ -345,8 +345,10 @@ def test_fold_takes_the_workspace_version_when_an_edit_does_not_merge(workspace,
     series = tmp_path / "series"
     commit(series, {CONV: "conv = 7"}, "fixup! [TIR] Build returns 2, add a module", 1_700_001_200)
     report = fold(workspace, series, "HEAD~1..HEAD")
-    assert f"note: {CONV} did not merge commit by commit; the catch-up took the workspace's " \
+    assert (
+        f"note: {CONV} did not merge commit by commit; the catch-up took the workspace's "
         "final version" in report
+    )
     assert (series / CONV).read_text() == "conv = 5"
     assert len(commits(series)) == 3
 
@@ -376,7 +378,12 @@ def test_fold_makes_a_new_topic_its_own_patch_with_its_wiring(workspace, tmp_pat
     report = fold(workspace, series, "HEAD~1..HEAD")
     assert report[0] == 'new patch "[Adreno] Add extra" (topic extra)'
     assert len(commits(series)) == 4
-    show = subprocess.run(["git", "show", "--stat", "--format=%s%n%n%b", "HEAD"], cwd=series,
-                          capture_output=True, text=True, check=True).stdout
+    show = subprocess.run(
+        ["git", "show", "--stat", "--format=%s%n%n%b", "HEAD"],
+        cwd=series,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert show.startswith("[Adreno] Add extra\n\nWhy extra.")
     assert PIPELINE.split("/")[-1] in show and "extra.py" in show
