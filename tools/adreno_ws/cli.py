@@ -127,7 +127,10 @@ def cmd_series_fold(args) -> int:
     """Turn workspace commits' mirror edits into fixups of the owning patches."""
     from . import series  # pylint: disable=import-outside-toplevel
 
-    for line in series.fold(args.repo, Path(args.dir), args.range, not args.no_autosquash):
+    message = Path(args.new_patch).read_text(encoding="utf-8") if args.new_patch else None
+    for line in series.fold(
+        args.repo, Path(args.dir), args.range, not args.no_autosquash, message=message
+    ):
         print(f"series: {line}")
     return 0
 
@@ -399,6 +402,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dir", help="a repository made by `series materialize`")
     p.add_argument("range", help="workspace commits OLD..NEW whose mirror edits to fold in")
     p.add_argument("--no-autosquash", action="store_true", help="leave the fixup! commits")
+    p.add_argument(
+        "--new-patch",
+        help="file with a commit message: the whole range becomes one "
+        "new patch with it, at the end of the series",
+    )
     p.set_defaults(func=cmd_series_fold)
 
     runtime_p = sub.add_parser("runtime", help="build or install the OpenCL runtime library")

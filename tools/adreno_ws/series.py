@@ -946,7 +946,9 @@ def _commit_fold(dest, env, paths, topic, topics, made, report) -> None:
         report.append(f"fixup of \"{subject}\": {', '.join(owned)}")
 
 
-def fold(repo: Path, dest: Path, rev_range: str, autosquash: bool = True) -> list[str]:
+def fold(  # pylint: disable=too-many-locals,too-many-branches
+    repo: Path, dest: Path, rev_range: str, autosquash: bool = True, message: str | None = None
+) -> list[str]:
     """Turn the workspace's mirror edits in ``rev_range`` into commits of ``dest``'s series.
 
     Workspace commits are folded one by one, each file three-way (``git merge-file``): a
@@ -954,6 +956,7 @@ def fold(repo: Path, dest: Path, rev_range: str, autosquash: bool = True) -> lis
     makes that topic's patch, at the end of the series, with all of its changes (its wiring);
     any other commit becomes ``fixup!`` commits of the last patch touching each file. Merge
     resolutions are caught up last, so the tip ends equal to the workspace's files.
+    ``message`` (subject, blank line, body) makes all of the range one new patch instead.
     """
     dest = dest.resolve()
     require_materialized(dest)
@@ -966,6 +969,11 @@ def fold(repo: Path, dest: Path, rev_range: str, autosquash: bool = True) -> lis
     new = new or "HEAD"
     known = _topics_at(repo, old)
     topics = {n: t for n, t in _topics_at(repo, new).items() if n not in known}
+    forced = None
+    if message:
+        subject, _, body = message.strip().partition("\n")
+        forced = "(new patch)"
+        topics = {forced: {"subject": subject, "message": body.strip() or subject}}
     report: list[str] = []
     for name, topic in _topics_at(repo, new).items():
         if name in known and known[name].get("message") != topic.get("message"):
