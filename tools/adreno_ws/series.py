@@ -1010,8 +1010,8 @@ def fold(  # pylint: disable=too-many-locals,too-many-branches
                     staged.append(path)
         if not staged:
             continue
-        topic = None
-        if step is not None:
+        topic = forced
+        if step is not None and forced is None:
             added = git(
                 repo, "diff", "--name-only", "--diff-filter=A", "-z", f"{step}^", step
             ).stdout
