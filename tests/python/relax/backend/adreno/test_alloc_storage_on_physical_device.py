@@ -14,6 +14,7 @@
 # KIND, either express or implied.  See the License for the
 # specific language governing permissions and limitations
 # under the License.
+# pylint: disable=invalid-name,missing-docstring,no-self-argument,not-callable,no-method-argument
 """Tests of AllocStorageOnPhysicalDevice: storage of every scope goes to its physical device."""
 
 import tvm

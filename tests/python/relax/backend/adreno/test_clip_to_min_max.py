@@ -14,6 +14,7 @@
 # KIND, either express or implied.  See the License for the
 # specific language governing permissions and limitations
 # under the License.
+# pylint: disable=invalid-name,missing-docstring,no-self-argument,not-callable
 """Tests of ClipToMinMax: clip of 4-D tensors becomes minimum(maximum(x, lo), hi)."""
 
 import tvm

@@ -14,6 +14,7 @@
 # KIND, either express or implied.  See the License for the
 # specific language governing permissions and limitations
 # under the License.
+# pylint: disable=invalid-name,missing-docstring,no-self-argument,not-callable
 """Tests of LegalizeChannelNorms: normalizations along the channels are lowered before
 ConvertLayout, the others are left to it."""
 
@@ -68,7 +69,9 @@ class LayerNormOverChannels:
 
 @pytest.mark.parametrize("before", [GroupNormOverChannels, LayerNormOverChannels])
 def test_norm_over_channels_is_legalized_as_legalize_ops_does(before):
-    tvm.ir.assert_structural_equal(LegalizeChannelNorms()(before), relax.transform.LegalizeOps()(before))
+    tvm.ir.assert_structural_equal(
+        LegalizeChannelNorms()(before), relax.transform.LegalizeOps()(before)
+    )
 
 
 def test_norm_over_width_is_left_to_convert_layout():

@@ -14,6 +14,7 @@
 # KIND, either express or implied.  See the License for the
 # specific language governing permissions and limitations
 # under the License.
+# pylint: disable=invalid-name,missing-docstring,no-self-argument,not-callable
 """Tests of LowerConv2dTransposeNCHWc: supported transposed convs become the NCHW4c compute
 between layout transforms, others are kept."""
 

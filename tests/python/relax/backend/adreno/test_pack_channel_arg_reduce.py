@@ -14,6 +14,7 @@
 # KIND, either express or implied.  See the License for the
 # specific language governing permissions and limitations
 # under the License.
+# pylint: disable=invalid-name,missing-docstring,no-self-argument,not-callable
 """Tests of PackChannelArgReduce: argmax/argmin over the channels of an unpacked NCHW4c tensor
 reduce the packed tensor itself, padded lanes excluded."""
 

@@ -14,6 +14,7 @@
 # KIND, either express or implied.  See the License for the
 # specific language governing permissions and limitations
 # under the License.
+# pylint: disable=invalid-name,missing-docstring,no-self-argument,not-callable
 """Tests of SplitChannelReductionKeepdims: keepdims reductions over the channels become a
 reduction without keepdims and an expand_dims."""
 
@@ -30,7 +31,7 @@ def test_keepdims_channel_reductions_are_split():
     class Before:
         @R.function
         def main(
-            x: R.Tensor((1, 8, 6, 6), "float32")
+            x: R.Tensor((1, 8, 6, 6), "float32"),
         ) -> R.Tuple(R.Tensor((1, 1, 6, 6), "float32"), R.Tensor((1, 1, 1, 1), "float32")):
             with R.dataflow():
                 total = R.sum(x, axis=[1], keepdims=True)
@@ -43,7 +44,7 @@ def test_keepdims_channel_reductions_are_split():
     class Expected:
         @R.function
         def main(
-            x: R.Tensor((1, 8, 6, 6), "float32")
+            x: R.Tensor((1, 8, 6, 6), "float32"),
         ) -> R.Tuple(R.Tensor((1, 1, 6, 6), "float32"), R.Tensor((1, 1, 1, 1), "float32")):
             with R.dataflow():
                 lv = R.sum(x, axis=[1], keepdims=False)
@@ -62,7 +63,7 @@ def test_spatial_and_non_keepdims_reductions_are_kept():
     class Before:
         @R.function
         def main(
-            x: R.Tensor((1, 8, 6, 6), "float32")
+            x: R.Tensor((1, 8, 6, 6), "float32"),
         ) -> R.Tuple(R.Tensor((1, 8, 1, 1), "float32"), R.Tensor((1, 6, 6), "float32")):
             with R.dataflow():
                 pooled = R.mean(x, axis=[2, 3], keepdims=True)
@@ -101,6 +102,7 @@ def test_split_reduction_leaves_the_packed_layout_legalizable():
 
     relax.analysis.post_order_visit(lowered["main"], _visit)
     assert "relax.layout_transform" not in left and "relax.sum" not in left
+
 
 if __name__ == "__main__":
     tvm.testing.main()
