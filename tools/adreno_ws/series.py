@@ -516,6 +516,11 @@ def check(
     check_base(repo, base)
     patches = committed_series(repo)
     with tempfile.TemporaryDirectory(prefix="adreno-ws-check-") as tmp:
+        # Work on a copy, so that a checkout or rebase during the (long) test runs is harmless.
+        (Path(tmp) / "mails").mkdir()
+        for patch in patches:
+            shutil.copyfile(patch, Path(tmp) / "mails" / patch.name)
+        patches = [Path(tmp) / "mails" / patch.name for patch in patches]
         dest = Path(tmp) / "series"
         init_base_repo(dest, base, pin_label(repo), shared=True)
         am_series(dest, patches, isolated_env())

@@ -34,9 +34,7 @@ def test_no_rng():
 def _make_suite(tmp_path: Path) -> Path:
     suite = tmp_path / "suite"
     suite.mkdir()
-    (suite / "conftest.py").write_text(
-        textwrap.dedent(
-            f"""
+    (suite / "conftest.py").write_text(textwrap.dedent(f"""
             import sys
             sys.path.insert(0, {str(PLUGIN_DIR)!r})
             import numpy as np
@@ -46,9 +44,7 @@ def _make_suite(tmp_path: Path) -> Path:
             @pytest.fixture
             def rng():
                 return np.random.default_rng(0)
-            """
-        )
-    )
+            """))
     (suite / "test_flaky.py").write_text(FLAKY_SUITE)
     return suite
 
