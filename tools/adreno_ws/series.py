@@ -862,6 +862,10 @@ def _fold_file(repo: Path, dest: Path, old: str, new: str, path: str) -> str:
     before, after = _show_or_none(repo, old, path), _show_or_none(repo, new, path)
     target = dest / path
     current = target.read_bytes() if target.is_file() else None
+    if before is None and current is not None and after is not None:
+        # A file the workspace did not hold yet but TVM has: the workspace's first copy of it
+        # was made from the series' version, so that is the common ancestor.
+        before = current
     if current == after:
         return "same"
     if current == before or (before is None and current is None):
@@ -926,6 +930,7 @@ def _commit_fold(dest, env, paths, topic, topics, made, report) -> None:
         report.append(f"  {topic}: {', '.join(paths)}")
         return
     owners: dict[str, list[str]] = {}
+    orphans: dict[str, list[str]] = {}
     for path in paths:
         touching = git(dest, "log", "--format=%H", f"{BASE_TAG}..HEAD", "--", path).stdout.split()
         # Skip fixups: the patch a fixup! belongs to is the one that should be named.
@@ -935,16 +940,23 @@ def _commit_fold(dest, env, paths, topic, topics, made, report) -> None:
             if not git(dest, "log", "-1", "--format=%s", c).stdout.startswith("fixup! ")
         ]
         if not real:
-            raise WsError(
-                f"{path} is new and no new topic of patches/topics.toml lists it: "
-                "commit it in the materialized repository as a patch of its own"
-            )
+            listed = _new_topic_of(path, topics)
+            if listed is None:
+                raise WsError(
+                    f"{path}: no patch changes it and no new topic of patches/topics.toml lists "
+                    "it: commit it in the materialized repository, as a patch of its own or "
+                    "into the patch it belongs to"
+                )
+            orphans.setdefault(listed, []).append(path)
+            continue
         owners.setdefault(real[0], []).append(path)
         if len(real) > 1:
             report.append(
                 f"note: {path} is changed by {len(real)} patches: its fixup went to the "
                 "last; move hunks with git rebase -i if they belong to another"
             )
+    for listed, owned in orphans.items():
+        _commit_fold(dest, env, owned, listed, topics, made, report)
     for target, owned in owners.items():
         git(dest, "commit", "-q", f"--fixup={target}", "--", *owned, env=env)
         subject = git(dest, "log", "-1", "--format=%s", target).stdout.strip()
