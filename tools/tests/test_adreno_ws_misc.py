@@ -55,13 +55,20 @@ def test_census_summary_keeps_the_last_record_per_model(tmp_path, capsys):
     census.write_text(
         '{"model": "net", "kernels_texture": 1, "kernels_buffer": 9, "kernels_layout_transform": 0}\n'
         "not json\n"
-        '{"model": "net", "kernels_texture": 7, "kernels_buffer": 2, "kernels_layout_transform": 3}\n',
+        '{"model": "net", "kernels_texture": 7, "kernels_buffer": 2, "kernels_layout_transform": 3}\n'
+        '{"model": "net", "device": "intel", "right": true}\n'
+        '{"model": "net", "device": "portable", "right": false}\n'
+        '{"model": "other", "kernels_texture": 1, "kernels_buffer": 0, "kernels_layout_transform": 0}\n',
         encoding="utf-8",
     )
     assert main(["census-summary", str(census)]) == 0
     out = capsys.readouterr().out
-    assert "net: 7 texture / 2 buffer kernels (+3 layout transforms)" in out
-    assert "1 texture" not in out
+    assert (
+        "net: right on intel; WRONG on portable; 7 texture / 2 buffer kernels "
+        "(+3 layout transforms)" in out
+    )
+    assert "other: not run; 1 texture / 0 buffer kernels" in out
+    assert "net: right on intel; WRONG on portable; 1 texture" not in out
     assert "malformed census line" in out
 
 
