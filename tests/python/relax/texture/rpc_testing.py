@@ -188,7 +188,15 @@ class RemoteDevice:
             return exists, (self.device.device_name if exists else "")
 
     def load(self, executable, name: str = "texture_module.so"):
-        """Export, upload and load an executable remotely; returns the remote module."""
+        """Export, upload and load an executable remotely; returns the remote module.
+
+        Each load of a session gets a file name of its own: uploading over a library the server
+        has already loaded rewrites a mapped file, and the serving process dies with SIGSEGV at
+        the next load (a test body that runs twice in one session, as the seed sweep does)."""
+        self._loads = getattr(self, "_loads", 0) + 1
+        if self._loads > 1:
+            stem, dot, ext = name.rpartition(".")
+            name = f"{stem}-{self._loads}{dot}{ext}" if dot else f"{name}-{self._loads}"
         path = export(executable, self._workdir.name, name)
         with self._call(f"uploading {name}"):
             self.session.upload(path)
