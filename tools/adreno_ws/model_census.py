@@ -20,16 +20,16 @@ The result is a flat dict of ints (plus ``"source"``), ready for ``json.dumps``.
 ``buffer_reasons(lowered_mod, target)`` says, for every operator call left on buffers, why:
 the first of these that holds (``REASONS`` has the wording):
 
-``symbolic-shape``   a tensor of the call has a dimension unknown at compile time
-``image-limits``     a blocked (``...x4``) tensor would not fit the target's image limits
-``not-4d``           no tensor of the call is a 4-D image candidate (``[N, C/4, H, W, 4]``
-                     needs a 4-D NCHW/NHWC original): flattened features, logits, boxes
-``channels``         a 4-D tensor with a channel count that is not a multiple of 4 (on the
-                     model's channel axis): no whole RGBA pixels, so no conversion
-``no-layout-rule``   a 4-D tensor the pipeline did not convert to ``NCHW4c``: the op has no
-                     layout rule that keeps it in blocked channels
-``no-texture-rule``  blocked tensors that fit, but the op is one the texture annotation keeps
-                     on buffers (no texture schedule for it)
+- ``symbolic-shape``: a tensor of the call has a dimension unknown at compile time;
+- ``image-limits``: a blocked (``...x4``) tensor would not fit the target's image limits;
+- ``not-4d``: no tensor of the call is a 4-D image candidate (``[N, C/4, H, W, 4]`` needs a
+  4-D NCHW/NHWC original): flattened features, logits, boxes;
+- ``channels``: a 4-D tensor with a channel count that is not a multiple of 4 (on the
+  model's channel axis): no whole RGBA pixels, so no conversion;
+- ``no-layout-rule``: a 4-D tensor the pipeline did not convert to ``NCHW4c``: the op has no
+  layout rule that keeps it in blocked channels;
+- ``no-texture-rule``: blocked tensors that fit, but the op is one the texture annotation
+  keeps on buffers (no texture schedule for it).
 
 ``census_model(path, input_shapes)`` imports an ``.onnx`` or ``.tflite`` file and returns
 both; ``python -m adreno_ws census MODEL`` prints them.

@@ -308,9 +308,11 @@ MODELS = [
         "ocr_det",
         _onnx_model("rapidocr_onnxruntime", "models/ch_PP-OCRv4_det_infer.onnx", (1, 3, 64, 64)),
         # On random inputs the text-probability map is sigmoid(-13): about 2e-6. The CPU build
-        # itself differs from ONNX Runtime by 4.5e-2 of that scale (9e-8, float32 exp near
-        # underflow), the texture build by the same (measured 2026-12-01 on PoCL).
-        tolerance=(1e-3, 0.1),
+        # itself differs from ONNX Runtime by about 9e-8 in absolute terms (float32 exp near
+        # underflow), which is 4.5e-2 to 1.14e-1 of the output scale depending on the draw
+        # (two seeds, 2026-12-01, PoCL); the texture build differs by the same. The bound is
+        # twice the worst seen.
+        tolerance=(1e-3, 0.25),
         min_texture_calls=1,
         slow=True,
     ),
