@@ -90,6 +90,11 @@ FIELDS = [
     "vm_alloc_tensor",
     "vm_to_device",
     "vm_null_value",
+    # Back-to-back steady-state calls under runtime.opencl command trace, per call: the sum of
+    # the commands' device times (busy), the wall clock, and busy over wall.
+    "busy_ms",
+    "traced_wall_ms",
+    "busy_pct",
     "notes",
 ]
 CONFIG_NAMES = {
@@ -292,6 +297,11 @@ def measure_model(sess, bundle, meta, ceil, args, ref_meta):
         notes="; ".join(notes),
     )
     try:
+        row.update(busy_fraction(mr))
+    except Exception as err:  # pylint: disable=broad-except
+        notes.append("command trace: " + one_line(err))
+        row["notes"] = "; ".join(notes)
+    try:
         row.update(inference_counts(mr))
     except Exception as err:  # pylint: disable=broad-except
         notes.append("inference counts: " + one_line(err))
@@ -324,6 +334,54 @@ def measure_model(sess, bundle, meta, ceil, args, ref_meta):
         if ceil.get("bandwidth_gbs"):
             row["pct_bw"] = f"{100 * gbs / ceil['bandwidth_gbs']:.2f}"
     return row, mr
+
+
+def trace_calls(mr, calls: int):
+    """The OpenCL commands of ``calls`` back-to-back steady-state calls of ``main`` (runtime
+    command trace: profiling events, no sync between calls) and the wall clock of those calls
+    up to the end of their last command."""
+    tvm, dev = mr.sess.tvm, mr.sess.dev
+    start_trace = tvm.get_global_func("runtime.opencl.start_command_trace", allow_missing=True)
+    if mr.sess.remote is not None or start_trace is None:
+        raise RuntimeError("needs a local OpenCL runtime with runtime.opencl.start_command_trace")
+    mr.run()
+    dev.sync()
+    start_trace(dev)
+    try:
+        begin = time.perf_counter()
+        for _ in range(calls):
+            mr.run()
+        dev.sync()
+        wall = time.perf_counter() - begin
+    finally:
+        commands = tvm.get_global_func("runtime.opencl.stop_command_trace")(dev)
+    return [(str(label), int(a), int(b)) for label, a, b in commands], wall
+
+
+def busy_fraction(mr, calls: int = 20):
+    """Per call: device busy time (sum of kernel and copy device times), wall time, and the
+    fraction of the wall time the device spent on commands."""
+    commands, wall = trace_calls(mr, calls)
+    busy = sum(end - start for _, start, end in commands) * 1e-9
+    return dict(
+        busy_ms=f"{busy * 1e3 / calls:.4f}",
+        traced_wall_ms=f"{wall * 1e3 / calls:.4f}",
+        busy_pct=f"{100 * busy / wall:.1f}",
+    )
+
+
+def device_profile(mr, calls: int = 10):
+    """Per kernel (or copy kind): device ms per call and launches per call, from the command
+    trace of back-to-back calls (no sync around each kernel, unlike ``profile_model``)."""
+    commands, _ = trace_calls(mr, calls)
+    totals, counts = {}, {}
+    for label, start, end in commands:
+        totals[label] = totals.get(label, 0) + (end - start)
+        counts[label] = counts.get(label, 0) + 1
+    return sorted(
+        ((k, v * 1e-6 / calls, counts[k] // calls) for k, v in totals.items()),
+        key=lambda r: -r[1],
+    )
 
 
 def inference_counts(mr):
@@ -710,10 +768,17 @@ def main() -> int:
         prof_rows = []
         for (model, config), mr in sorted(keep.items()):
             try:
+                # Kernels and copies by device time (command trace) when the runtime has it;
+                # the sync-per-call profile otherwise, and for the VM's builtins.
+                try:
+                    kernels, how = device_profile(mr), "device events"
+                except RuntimeError:
+                    kernels, how = None, "wall, synced"
                 prof = profile_model(mr)
                 builtins = [p for p in prof if p[0].startswith("vm.builtin.")]
-                kernels = [p for p in prof if not p[0].startswith("vm.builtin.")]
-                for name, ms, calls in kernels[:25] + builtins[:5]:
+                if kernels is None:
+                    kernels = [p for p in prof if not p[0].startswith("vm.builtin.")]
+                for name, ms, calls in kernels[:25]:
                     prof_rows.append(
                         dict(
                             model=model,
@@ -721,13 +786,27 @@ def main() -> int:
                             kernel=name,
                             ms_per_run=f"{ms:.4f}",
                             calls=calls,
+                            timed=how,
+                        )
+                    )
+                for name, ms, calls in builtins[:5]:
+                    prof_rows.append(
+                        dict(
+                            model=model,
+                            config=config,
+                            kernel=name,
+                            ms_per_run=f"{ms:.4f}",
+                            calls=calls,
+                            timed="wall, synced",
                         )
                     )
                 log(f"profiled {model} {config}")
             except Exception as err:  # pylint: disable=broad-except
                 log(f"profile {model} {config} failed: {one_line(err)}")
         with open(args.out / "profile.csv", "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=["model", "config", "kernel", "ms_per_run", "calls"])
+            w = csv.DictWriter(
+                f, fieldnames=["model", "config", "kernel", "ms_per_run", "calls", "timed"]
+            )
             w.writeheader()
             w.writerows(prof_rows)
     keep.clear()

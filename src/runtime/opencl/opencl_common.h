@@ -41,6 +41,13 @@ namespace cl {
 
 struct ProfilingSpan;
 
+/*! \brief Every command enqueued on a device while its command trace ran (opencl_timer.h). */
+struct CommandTrace {
+  /*! \brief The kernel name, or what a copy moves (e.g. "copy buffer->image"). */
+  std::vector<std::string> labels;
+  std::vector<Handle<cl_event>> events;
+};
+
 /*! \brief One selected OpenCL device, with its lazily created context and queue. */
 struct DeviceEntry {
   cl_platform_id platform = nullptr;
@@ -73,10 +80,14 @@ struct DeviceEntry {
   /*! \brief Whether the queue was created with CL_QUEUE_PROFILING_ENABLE (device timers). */
   bool ProfilingQueue();
 
-  /*! \brief Device timers running on this device (opencl_timer.h); guarded by timers_mu. */
-  std::atomic<int> running_timers{0};
+  /*!
+   * \brief Device timers and the command trace running on this device (opencl_timer.h);
+   * guarded by timers_mu. event_listeners counts both, so untimed commands skip the lock.
+   */
+  std::atomic<int> event_listeners{0};
   std::mutex timers_mu;
   std::vector<ProfilingSpan*> timers;
+  std::unique_ptr<CommandTrace> trace;
   /*! \brief Human readable "platform / device" for messages. */
   std::string Describe() const { return platform_name + " / " + device_name; }
 

@@ -74,7 +74,7 @@ void WriteImageFromHost(cl_command_queue q, const MemObject& img, const void* sr
   size_t origin[3] = {0, 0, 0};
   size_t region[3] = {img.image.width, img.image.height, img.image.depth};
   size_t row = img.image.RowBytes();
-  CommandEvent event(Platforms::Global()->Get(img.device_id));
+  CommandEvent event(Platforms::Global()->Get(img.device_id), "write host->image");
   TVM_CL_CALL(EnqueueWriteImage, "copying host data into an image", q, img.mem.get(), CL_TRUE,
               origin, region, row, row * img.image.height, src, 0, nullptr, event.out());
   Count(Counter::kHostDeviceCopies);
@@ -88,7 +88,7 @@ void ReadImageToHost(cl_command_queue q, const MemObject& img, void* dst, size_t
   size_t origin[3] = {0, 0, 0};
   size_t region[3] = {img.image.width, img.image.height, img.image.depth};
   size_t row = img.image.RowBytes();
-  CommandEvent event(Platforms::Global()->Get(img.device_id));
+  CommandEvent event(Platforms::Global()->Get(img.device_id), "read image->host");
   TVM_CL_CALL(EnqueueReadImage, "copying an image to host memory", q, img.mem.get(), CL_TRUE,
               origin, region, row, row * img.image.height, dst, 0, nullptr, event.out());
   Count(Counter::kHostDeviceCopies);
@@ -281,7 +281,7 @@ class OpenCLDeviceAPI final : public DeviceAPI {
       WriteImageFromHost(q, *dst, src, n);
     } else {
       CheckBufferRange(*dst, to->byte_offset, n, "a host to device copy");
-      CommandEvent event(Platforms::Global()->Get(dst->device_id));
+      CommandEvent event(Platforms::Global()->Get(dst->device_id), "write host->buffer");
       TVM_CL_CALL(EnqueueWriteBuffer, "copying host data into a buffer", q, dst->mem.get(),
                   CL_TRUE, to->byte_offset, n, src, 0, nullptr, event.out());
       Count(Counter::kHostDeviceCopies);
@@ -295,7 +295,7 @@ class OpenCLDeviceAPI final : public DeviceAPI {
       ReadImageToHost(q, *src, dst, n);
     } else {
       CheckBufferRange(*src, from->byte_offset, n, "a device to host copy");
-      CommandEvent event(Platforms::Global()->Get(src->device_id));
+      CommandEvent event(Platforms::Global()->Get(src->device_id), "read buffer->host");
       TVM_CL_CALL(EnqueueReadBuffer, "copying a buffer to host memory", q, src->mem.get(),
                   CL_TRUE, from->byte_offset, n, dst, 0, nullptr, event.out());
       Count(Counter::kHostDeviceCopies);
@@ -312,7 +312,7 @@ class OpenCLDeviceAPI final : public DeviceAPI {
     if (!src_img && !dst_img) {
       CheckBufferRange(*src, from->byte_offset, n, "a device copy source");
       CheckBufferRange(*dst, to->byte_offset, n, "a device copy destination");
-      CommandEvent event(Platforms::Global()->Get(src->device_id));
+      CommandEvent event(Platforms::Global()->Get(src->device_id), "copy buffer->buffer");
       TVM_CL_CALL(EnqueueCopyBuffer, "copying between buffers", q, src->mem.get(), dst->mem.get(),
                   from->byte_offset, to->byte_offset, n, 0, nullptr, event.out());
       Count(Counter::kDeviceCopies);
@@ -323,7 +323,7 @@ class OpenCLDeviceAPI final : public DeviceAPI {
     } else if (src->image == dst->image) {
       size_t origin[3] = {0, 0, 0};
       size_t region[3] = {src->image.width, src->image.height, src->image.depth};
-      CommandEvent event(Platforms::Global()->Get(src->device_id));
+      CommandEvent event(Platforms::Global()->Get(src->device_id), "copy image->image");
       TVM_CL_CALL(EnqueueCopyImage, "copying between images", q, src->mem.get(), dst->mem.get(),
                   origin, origin, region, 0, nullptr, event.out());
       Count(Counter::kDeviceCopies);

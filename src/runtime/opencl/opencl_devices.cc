@@ -401,7 +401,7 @@ void CopyBufferToImage(cl_command_queue q, const MemObject& buf, size_t offset,
                                 << img.image.TightBytes() << " bytes at offset " << offset
                                 << " but the buffer has " << buf.nbytes;
   }
-  CommandEvent event(Platforms::Global()->Get(img.device_id));
+  CommandEvent event(Platforms::Global()->Get(img.device_id), "copy buffer->image");
   TVM_CL_CALL(EnqueueCopyBufferToImage, "copying a buffer into an image", q, buf.mem.get(),
               img.mem.get(), offset, origin, region, 0, nullptr, event.out());
   Count(Counter::kBufferImageCopies);
@@ -416,7 +416,7 @@ void CopyImageToBuffer(cl_command_queue q, const MemObject& img, const MemObject
                                 << img.image.TightBytes() << " bytes at offset " << offset
                                 << " but the buffer has " << buf.nbytes;
   }
-  CommandEvent event(Platforms::Global()->Get(img.device_id));
+  CommandEvent event(Platforms::Global()->Get(img.device_id), "copy image->buffer");
   TVM_CL_CALL(EnqueueCopyImageToBuffer, "copying an image into a buffer", q, img.mem.get(),
               buf.mem.get(), origin, region, offset, 0, nullptr, event.out());
   Count(Counter::kBufferImageCopies);

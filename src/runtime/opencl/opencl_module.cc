@@ -459,7 +459,7 @@ class OpenCLModuleNode final : public ffi::ModuleObj {
     for (size_t i = 0; i < nargs; ++i) {
       SetArg(spec, kernel, static_cast<cl_uint>(i), spec.arg_types[i], args[i]);
     }
-    CommandEvent event(dev);
+    CommandEvent event(dev, spec.name.c_str());
     cl_int err = GetApi().EnqueueNDRangeKernel(dev.Queue(), kernel, spec.work_dim, nullptr,
                                                global, local, 0, nullptr, event.out());
     if (err != CL_SUCCESS) {

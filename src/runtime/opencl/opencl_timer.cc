@@ -22,11 +22,15 @@
  */
 #include "opencl_timer.h"
 
+#include <tvm/ffi/container/array.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/reflection/registry.h>
 #include <tvm/runtime/timer.h>
 
 #include <algorithm>
+#include <memory>
+#include <utility>
+#include <vector>
 
 namespace tvm {
 namespace runtime {
@@ -42,6 +46,10 @@ void CommandEvent::Record() {
     if (GetApi().RetainEvent(owned.get()) != CL_SUCCESS) continue;
     Handle<cl_event>& slot = span->first ? span->last : span->first;
     slot.reset(owned.get());
+  }
+  if (dev_.trace && GetApi().RetainEvent(owned.get()) == CL_SUCCESS) {
+    dev_.trace->labels.emplace_back(label_);
+    dev_.trace->events.emplace_back(owned.get());
   }
 }
 
@@ -72,7 +80,7 @@ class OpenCLTimerNode : public TimerNode {
     if (attached_) return;
     span_ = ProfilingSpan();
     dev_.timers.push_back(&span_);
-    dev_.running_timers.fetch_add(1, std::memory_order_relaxed);
+    dev_.event_listeners.fetch_add(1, std::memory_order_relaxed);
     attached_ = true;
   }
 
@@ -99,7 +107,7 @@ class OpenCLTimerNode : public TimerNode {
     if (!attached_) return;
     auto& timers = dev_.timers;
     timers.erase(std::remove(timers.begin(), timers.end(), &span_), timers.end());
-    dev_.running_timers.fetch_sub(1, std::memory_order_relaxed);
+    dev_.event_listeners.fetch_sub(1, std::memory_order_relaxed);
     attached_ = false;
   }
 
@@ -108,13 +116,64 @@ class OpenCLTimerNode : public TimerNode {
   bool attached_ = false;
 };
 
+void StartCommandTrace(Device dev) {
+  DeviceEntry& entry = Platforms::Global()->Get(dev.device_id);
+  if (!entry.ProfilingQueue()) {
+    TVM_FFI_THROW(RuntimeError) << "OpenCL device " << entry.Describe()
+                                << " refused a profiling queue (CL_QUEUE_PROFILING_ENABLE), so "
+                                << "its commands cannot be traced";
+  }
+  std::lock_guard<std::mutex> lock(entry.timers_mu);
+  if (entry.trace) {
+    TVM_FFI_THROW(RuntimeError) << "a command trace already runs on " << entry.Describe()
+                                << "; call runtime.opencl.stop_command_trace first";
+  }
+  entry.trace = std::make_unique<CommandTrace>();
+  entry.event_listeners.fetch_add(1, std::memory_order_relaxed);
+}
+
+/*! \brief [label, start_ns, end_ns] per traced command, times from the first command's start. */
+ffi::Array<ffi::Array<ffi::Any>> StopCommandTrace(Device dev) {
+  DeviceEntry& entry = Platforms::Global()->Get(dev.device_id);
+  std::unique_ptr<CommandTrace> trace;
+  {
+    std::lock_guard<std::mutex> lock(entry.timers_mu);
+    if (!entry.trace) {
+      TVM_FFI_THROW(RuntimeError) << "no command trace runs on " << entry.Describe()
+                                  << "; call runtime.opencl.start_command_trace first";
+    }
+    trace = std::move(entry.trace);
+    entry.event_listeners.fetch_sub(1, std::memory_order_relaxed);
+  }
+  ffi::Array<ffi::Array<ffi::Any>> commands;
+  if (trace->events.empty()) return commands;
+  std::vector<cl_event> events;
+  for (const auto& e : trace->events) events.push_back(e.get());
+  TVM_CL_CALL(WaitForEvents, "waiting for the traced commands on " + entry.Describe(),
+              static_cast<cl_uint>(events.size()), events.data());
+  cl_ulong origin = 0;
+  for (size_t i = 0; i < events.size(); ++i) {
+    cl_ulong start =
+        ProfilingTime(events[i], CL_PROFILING_COMMAND_START, "CL_PROFILING_COMMAND_START");
+    cl_ulong end = ProfilingTime(events[i], CL_PROFILING_COMMAND_END, "CL_PROFILING_COMMAND_END");
+    if (i == 0) origin = start;
+    // Clocks of commands that started before the first one (none on an in-order queue) clamp.
+    int64_t rel_start = start > origin ? static_cast<int64_t>(start - origin) : 0;
+    int64_t rel_end = end > origin ? static_cast<int64_t>(end - origin) : 0;
+    commands.push_back(ffi::Array<ffi::Any>{ffi::String(trace->labels[i]), rel_start, rel_end});
+  }
+  return commands;
+}
+
 }  // namespace
 
 TVM_FFI_STATIC_INIT_BLOCK() {
   namespace refl = tvm::ffi::reflection;
-  refl::GlobalDef().def("runtime.timer.opencl", [](Device dev) -> Timer {
-    return Timer(ffi::make_object<OpenCLTimerNode>(dev));
-  });
+  refl::GlobalDef()
+      .def("runtime.timer.opencl",
+           [](Device dev) -> Timer { return Timer(ffi::make_object<OpenCLTimerNode>(dev)); })
+      .def("runtime.opencl.start_command_trace", StartCommandTrace)
+      .def("runtime.opencl.stop_command_trace", StopCommandTrace);
 }
 
 }  // namespace cl

@@ -27,6 +27,11 @@
  * ends last, so the device time is CL_PROFILING_COMMAND_START of the first to
  * CL_PROFILING_COMMAND_END of the latest, gaps between commands included, host time before the
  * first command and after the last excluded.
+ *
+ * A command trace (runtime.opencl.start_command_trace / stop_command_trace) keeps every event
+ * with its label instead: the start and end of each kernel and copy, without the device sync
+ * that a per-call profile needs, so the busy time (the sum of the commands) can be set against
+ * the span (the device timer's time) of the same calls.
  */
 #ifndef TVM_RUNTIME_OPENCL_OPENCL_TIMER_H_
 #define TVM_RUNTIME_OPENCL_OPENCL_TIMER_H_
@@ -46,24 +51,28 @@ struct ProfilingSpan {
 /*!
  * \brief The event slot of one enqueued command.
  *
- * Pass out() as the event argument of a clEnqueue* call. It is nullptr unless a timer runs on
- * the device (one relaxed atomic load), so untimed commands create no event. After a
- * successful enqueue, Record() hands the event to the running timers.
+ * Pass out() as the event argument of a clEnqueue* call. It is nullptr unless a timer or the
+ * command trace runs on the device (one relaxed atomic load), so untimed commands create no
+ * event. After a successful enqueue, Record() hands the event to them.
  */
 class CommandEvent {
  public:
-  explicit CommandEvent(DeviceEntry& dev)
-      : dev_(dev), wanted_(dev.running_timers.load(std::memory_order_relaxed) > 0) {}
+  /*! \param label What the command is, for a command trace; must outlive the CommandEvent. */
+  CommandEvent(DeviceEntry& dev, const char* label)
+      : dev_(dev),
+        label_(label),
+        wanted_(dev.event_listeners.load(std::memory_order_relaxed) > 0) {}
   CommandEvent(const CommandEvent&) = delete;
   CommandEvent& operator=(const CommandEvent&) = delete;
   ~CommandEvent() { Record(); }
 
   cl_event* out() { return wanted_ ? &event_ : nullptr; }
-  /*! \brief Give the event (if any) to the timers running now; safe to call twice. */
+  /*! \brief Give the event (if any) to the timers and trace running now; safe to call twice. */
   void Record();
 
  private:
   DeviceEntry& dev_;
+  const char* label_;
   bool wanted_;
   cl_event event_ = nullptr;
 };

@@ -141,8 +141,9 @@ def test_alloc_nd_free_nd(dev):
     shape = (ctypes.c_int64 * 3)(5, 3, 2)
     for bits in (128, 64):
         # kDLOpenCL = 4; dtype code 2 = float; the shape is {width, height, depth}.
-        handle = alloc(4, 0, 2, bits // 4, "global.texture", 3,
-                       ctypes.cast(shape, ctypes.c_void_p), bits)
+        handle = alloc(
+            4, 0, 2, bits // 4, "global.texture", 3, ctypes.cast(shape, ctypes.c_void_p), bits
+        )
         assert handle
         free(4, 0, "global.texture", handle)
 
@@ -258,6 +259,89 @@ def test_device_timer_ignores_host_time(dev):
     assert list(res.results) == [0.0, 0.0], res.results
 
 
+def _trace(dev, work):
+    """The commands ``work()`` enqueued on ``dev``: (label, start_ns, end_ns) each."""
+    tvm.get_global_func("runtime.opencl.start_command_trace")(dev)
+    try:
+        work()
+    finally:
+        commands = tvm.get_global_func("runtime.opencl.stop_command_trace")(dev)
+    return [(str(label), int(start), int(end)) for label, start, end in commands]
+
+
+def _opencl_source(executable):
+    sources = []
+
+    def walk(mod):
+        if mod.kind == "opencl":
+            sources.append(mod.inspect_source())
+        for imported in mod.imports:
+            walk(imported)
+
+    walk(executable.mod)
+    assert sources, "the executable holds no OpenCL module"
+    return sources[0]
+
+
+def test_command_trace_lists_each_command(dev, generic_exec):
+    """Every kernel and copy of a call, labelled, in queue order, each with its device time."""
+    vm = relax.VirtualMachine(generic_exec, dev)
+    x, y = _inputs(8)
+    args = [tvm.runtime.tensor(x, dev), tvm.runtime.tensor(y, dev)]
+    vm["main"](*args)  # build the programs outside the trace
+    dev.sync()
+    _reset_counters()
+    commands = _trace(dev, lambda: vm["main"](*args))
+    launches = _counters()["kernel_launches"]
+    source = _opencl_source(generic_exec)
+    assert launches > 0 and len(commands) == launches, (commands, launches)
+    for label, start, end in commands:
+        assert f"{label}(" in source, f"{label!r} is not a kernel of the module"
+        assert 0 <= start <= end
+    # An in-order queue runs one command after the other.
+    for (_, _, prev_end), (_, start, _) in zip(commands, commands[1:]):
+        assert start >= prev_end
+    busy = sum(end - start for _, start, end in commands)
+    assert 0 < busy <= commands[-1][2]
+
+    data = np.random.default_rng(9).random((1, 2, 3, 5, 4), dtype="float32")
+    image = tvm.runtime.empty(data.shape, "float32", dev, mem_scope="global.texture")
+    buffer = tvm.runtime.empty(data.shape, "float32", dev)
+    copies = _trace(dev, lambda: (buffer.copyfrom(data), buffer.copyto(image)))
+    assert [label for label, _, _ in copies] == ["write host->buffer", "copy buffer->image"]
+    np.testing.assert_array_equal(image.numpy(), data)
+
+
+def test_command_trace_and_timer_see_the_same_commands(dev, generic_exec):
+    """The device timer's time of a call is the span of that call's traced commands."""
+    vm = relax.VirtualMachine(generic_exec, dev)
+    x, y = _inputs(10)
+    args = [tvm.runtime.tensor(x, dev), tvm.runtime.tensor(y, dev)]
+    vm["main"](*args)
+    dev.sync()
+    timer = vm.time_evaluator("main", dev, number=1, repeat=1, min_repeat_ms=0)
+    results = []
+    commands = _trace(dev, lambda: results.append(timer(*args).results[0]))
+    # time_evaluator makes one untimed warm-up call, then the timed one: two equal halves.
+    assert len(commands) % 2 == 0 and commands
+    timed = commands[len(commands) // 2 :]
+    span_ns = timed[-1][2] - timed[0][1]
+    assert abs(results[0] * 1e9 - span_ns) <= 1.0, (results[0], span_ns)
+
+
+def test_command_trace_misuse_is_clear(dev):
+    stop = tvm.get_global_func("runtime.opencl.stop_command_trace")
+    start = tvm.get_global_func("runtime.opencl.start_command_trace")
+    with pytest.raises(Exception, match="no command trace runs on .*start_command_trace first"):
+        stop(dev)
+    start(dev)
+    try:
+        with pytest.raises(Exception, match="a command trace already runs on"):
+            start(dev)
+    finally:
+        assert list(stop(dev)) == []  # nothing was enqueued
+
+
 COUNTER_NAMES = {
     "kernel_launches",
     "buffer_image_copies",
@@ -359,7 +443,9 @@ def _texture_exec():
     try:
         return tvm.compile(TwoConvs, target=target)
     except Exception as err:  # pylint: disable=broad-except
-        pytest.skip(f"the texture pipeline of this TVM base does not compile: {err}".splitlines()[0])
+        pytest.skip(
+            f"the texture pipeline of this TVM base does not compile: {err}".splitlines()[0]
+        )
 
 
 def test_texture_views_in_vm(dev):
@@ -385,7 +471,9 @@ def test_texture_views_in_vm(dev):
             last_err, vm = err, None
     if vm is None:
         pytest.skip(f"no device list fits this executable: {last_err}".splitlines()[0])
-    outs += [vm["main"](tvm.runtime.tensor(x, dev), tvm.runtime.tensor(w, dev)).numpy() for _ in range(2)]
+    outs += [
+        vm["main"](tvm.runtime.tensor(x, dev), tvm.runtime.tensor(w, dev)).numpy() for _ in range(2)
+    ]
     assert np.all(np.isfinite(outs[0]))
     # Storage is reused across tensors and runs: the views must give the same answer each time.
     for out in outs[1:]:
@@ -428,8 +516,16 @@ def test_texture_steady_state_creates_no_opencl_objects(dev):
         runs.append(_counters())
         tvm.testing.assert_allclose(out.numpy(), expected, rtol=1e-4, atol=1e-4)
     for got in runs:
-        created = {k: got[k] for k in ("buffers_created", "images_created", "programs_built",
-                                       "programs_from_binary", "kernels_created")}
+        created = {
+            k: got[k]
+            for k in (
+                "buffers_created",
+                "images_created",
+                "programs_built",
+                "programs_from_binary",
+                "kernels_created",
+            )
+        }
         assert set(created.values()) == {0}, created
     assert runs[0]["kernel_launches"] > 0
     assert runs[1]["kernel_launches"] == runs[0]["kernel_launches"]
@@ -549,8 +645,14 @@ def test_no_platform(tmp_path):
         "    raise SystemExit('no error')\n"
     )
     env = dict(os.environ, OCL_ICD_VENDORS=str(vendors))
-    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
-                          timeout=300, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     line = [l for l in proc.stdout.splitlines() if l.startswith("ERR:")][0]
     assert "OpenCL" in line and "platform" in line, line
