@@ -28,6 +28,7 @@ branch used to be upstream's known numerical failures.
 
 import re
 
+import numpy as np
 import pytest
 
 import tvm
@@ -206,6 +207,39 @@ def test_adaptive_max_on_textures_compile():
     source = _adaptive_max_texture_build((1, 2, 7, 7, 4), (3, 3)).imports[0].inspect_source()
     assert re.search(r"read_imagef|READ_IMAGEF", source) and "write_imagef" in source, source
     assert re.search(r"= max\(\w+\[0\], \w+\)", source), source
+
+
+def _nhwc_pool_then_channel_pad(side, channels, pad):
+    """MediaPipe's detectors (BlazeFace, palm): a 2x2 max pooling in NHWC on buffers, then zero
+    channels appended for the residual add of a wider block."""
+    x = relax.Var("x", relax.TensorType((1, side, side, channels), "float32"))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            pooled = bb.emit(
+                relax.op.nn.max_pool2d(x, pool_size=2, strides=2, layout="NHWC", out_layout="NHWC")
+            )
+            padded = bb.emit_output(
+                relax.op.nn.pad(pooled, pad_width=[0, 0, 0, 0, 0, 0, 0, pad], pad_value=0.0)
+            )
+        bb.emit_func_output(padded)
+    return bb.get()
+
+
+@pytest.mark.requires_opencl
+@pytest.mark.parametrize("side,channels,pad", [(12, 8, 8), (10, 6, 10)])
+def test_pool_then_channel_pad_numerics(side, channels, pad, rng):
+    """The pooling is computed at the pad's outputs (one thread each, no threads sharing a
+    window): right values in the pooled channels, zeros in the padded ones."""
+    ex = tt.build_texture(_nhwc_pool_then_channel_pad(side, channels, pad))
+    (source,) = [k.body for name, k in tt.kernel_sources(ex).items() if "max_pool2d" in name]
+    assert "barrier(" not in source, source
+    data = rng.uniform(-1, 1, size=(1, side, side, channels)).astype("float32")
+    (out,) = tt.run_vm(ex, tt.tvm_device(), [data])
+    half = side // 2
+    pooled = data.reshape(1, half, 2, half, 2, channels).max(axis=(2, 4))
+    expected = np.concatenate([pooled, np.zeros((1, half, half, pad), "float32")], axis=-1)
+    np.testing.assert_array_equal(out, expected)
 
 
 @pytest.mark.requires_opencl

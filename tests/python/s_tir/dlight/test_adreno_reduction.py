@@ -24,7 +24,7 @@ import tvm_ffi
 
 import tvm
 import tvm.testing
-from tvm import te, tirx, topi
+from tvm import s_tir, te, tirx, topi
 from tvm.s_tir import dlight as dl
 from tvm.relax.backend.adreno.transform import PackChannelArgReduce
 from tvm.s_tir.dlight.adreno import ReductionConfig
@@ -155,14 +155,82 @@ def test_layout_transform_and_elementwise_are_declined():
     assert _schedule(_prim_func(topi.nn.relu)) is None
 
 
-def test_pad_after_a_pooling_is_declined():
-    """The fused pad covers a larger domain than the pooling: computed at the pooling's threads
-    its border would stay unwritten."""
+def _nhwc_pool_then_channel_pad(x):
+    """MediaPipe's detectors: a 2x2 max pooling, then zero channels for a residual add."""
+    pooled = topi.nn.pool2d(x, (2, 2), (2, 2), (1, 1), (0, 0, 0, 0), "max", layout="NHWC")
+    return topi.nn.pad(pooled, [0, 0, 0, 0], [0, 0, 0, 8])
+
+
+def _alloc_buffers(func):
+    buffers = []
+    tvm_ffi.structural_walk(
+        func, [(s_tir.SBlock, lambda block: buffers.extend(block.alloc_buffers))], order="pre"
+    )
+    return buffers
+
+
+def _thread_var(func):
+    (loop,) = [
+        lp
+        for lp in _loops(func)
+        if lp.thread_binding is not None and lp.thread_binding.thread_tag == "threadIdx.x"
+    ]
+    return loop.loop_var
+
+
+def _blocks_under_threads(func):
+    """Names of the blocks nested in the threadIdx.x loop, with their predicates."""
+    found = {}
+
+    def visit_loop(loop):
+        if loop.thread_binding is not None and loop.thread_binding.thread_tag == "threadIdx.x":
+            tvm_ffi.structural_walk(
+                loop.body,
+                [(s_tir.SBlockRealize, lambda r: found.update({r.block.name_hint: r.predicate}))],
+                order="pre",
+            )
+
+    tvm_ffi.structural_walk(func, [(tirx.For, visit_loop)], order="pre")
+    return found
+
+
+def test_pad_after_a_short_pooling_runs_at_the_pad_outputs():
+    """The pad covers more outputs than the pooling (4 x 4 x 16 against 4 x 4 x 8): one thread
+    per padded output, the pooling computed in the thread, guarded off for the zero channels,
+    and no threads sharing a window (the generic rules reduced 4 elements with 256 threads)."""
+    func = _schedule(_prim_func(_nhwc_pool_then_channel_pad, shape=(1, 8, 8, 8)))
+    assert func is not None
+    assert _thread_extents(func) == {"blockIdx.x": 4, "threadIdx.x": 64}
+    blocks = _blocks_under_threads(func)
+    assert {"pool_max_init", "pool_max_update", "PadInput"} <= set(blocks), blocks
+    for name in ("pool_max_init", "pool_max_update"):
+        # only the threads of the 8 pooled channels of each 16 pool
+        assert tvm_ffi.structural_equal(
+            blocks[name], tirx.LT(tirx.FloorMod(_thread_var(func), 16), 8)
+        ), blocks[name]
+    pooled = [
+        buf for buf in _alloc_buffers(func) if buf.name.startswith("pool_max")
+    ]  # the pooled values stay in registers
+    assert [buf.scope() for buf in pooled] == ["local"], pooled
+
+
+def test_pad_of_packed_pixels_after_a_pooling_is_declined():
+    """A pad writing packed pixels (a texture) would need whole-pixel stores, which the schedule
+    at the pad's outputs does not make."""
 
     def _pool_then_pad(x):
         return topi.nn.pad(_max_pool(x), [0, 0, 1, 1, 0], [0, 0, 1, 1, 0])
 
     assert _schedule(_prim_func(_pool_then_pad)) is None
+
+
+def test_long_reduction_before_another_domain_is_declined():
+    """A mean over 64 elements broadcast back over the input: every output would recompute it."""
+
+    def _mean_then_broadcast(x):
+        return topi.multiply(x, topi.sum(x, axis=[1, 2], keepdims=True))
+
+    assert _schedule(_prim_func(_mean_then_broadcast, shape=(1, 8, 8, 8))) is None
 
 
 if __name__ == "__main__":

@@ -31,6 +31,10 @@ Two schedules, chosen by the number of reduced elements per output:
 * many elements: the outputs are spread over work groups and the threads of a group split
   the reduction, combining their partial results in local memory (a cross-thread reduction);
   typical of global pooling and reductions over whole channels or images.
+
+A short reduction followed by a block over another domain (a channel pad after a max pooling,
+as in MediaPipe's detectors) is scheduled at the outputs of that last block instead: one thread
+per output, the reduction values it reads computed in its registers.
 """
 
 from typing import List, Optional
@@ -78,8 +82,11 @@ class Reduction(AdrenoScheduleRule):
         block = reduce_blocks[0]
         if len(sch.get(block).reads) != 1:
             return None  # a contraction (matmul, conv), not a reduction of one tensor
-        epilogue = self._inline_others(sch, blocks, block)
-        if epilogue is False:
+        # A last block over another domain (a pad after the pooling) is scheduled at its own
+        # outputs, with the reduction computed under it (short reductions only, see below).
+        consumer = self._consumer_over_another_domain(sch, blocks, block)
+        epilogue = self._inline_others(sch, blocks[:-1] if consumer else blocks, block)
+        if epilogue is False or (consumer is not None and epilogue is not None):
             return None
 
         stmt = sch.get(block)
@@ -102,6 +109,15 @@ class Reduction(AdrenoScheduleRule):
         lane = None
         if lanes:
             spatial, lane = spatial[:-1], spatial[-1]
+        if consumer is not None:
+            # Each consumer output recomputes the reduction outputs it reads: only cheap for
+            # short reductions, and a texture store needs whole pixels, which this does not make.
+            if reduce_elems is None or reduce_elems > config.max_serial_elements:
+                return None
+            if self._pixel_lanes(sch.get(consumer), len(sch.get(consumer).iter_vars)):
+                return None
+            self._schedule_at_consumer(sch, block, consumer, config)
+            return sch
         # Reduction extents that vary per output (adaptive pooling windows) are bounded by one
         # window of the input: reduce them serially.
         if reduce_elems is None or reduce_elems <= config.max_serial_elements:
@@ -132,9 +148,9 @@ class Reduction(AdrenoScheduleRule):
         points = Reduction._spatial_points(sch.get(block))
         for consumer in blocks[index + 1 :]:
             if Reduction._spatial_points(sch.get(consumer)) != points:
-                # A consumer over a larger domain (a pad after the pooling, a broadcast
-                # multiply of squeeze-and-excitation) would only be computed where the
-                # reduction has outputs; reverse_compute_inline also fails hard on it.
+                # A consumer over a larger domain (a broadcast multiply of squeeze-and-
+                # excitation before the last block) would only be computed where the reduction
+                # has outputs; reverse_compute_inline also fails hard on it.
                 return False
             try:
                 sch.reverse_compute_inline(consumer)
@@ -152,6 +168,20 @@ class Reduction(AdrenoScheduleRule):
             if len(sch.get(block).writes) != 1:
                 return False
         return epilogue
+
+    @staticmethod
+    def _consumer_over_another_domain(sch: s_tir.Schedule, blocks, block):
+        """The last block, when it is injective and iterates over another domain than the
+        reduction's outputs (a pad after the pooling, as MediaPipe's detectors pad channels
+        before a residual add), else None."""
+        last = blocks[-1]
+        stmt = sch.get(last)
+        if last.same_as(block) or Reduction._is_reduction(stmt):
+            return None
+        points = Reduction._spatial_points(stmt)
+        if points is None or points == Reduction._spatial_points(sch.get(block)):
+            return None
+        return last
 
     @staticmethod
     def _spatial_points(block: "s_tir.SBlock") -> Optional[int]:
@@ -238,6 +268,24 @@ class Reduction(AdrenoScheduleRule):
         sch.bind(tx, "threadIdx.x")
         if reduction:
             sch.decompose_reduction(block, reduction[0])
+
+    @staticmethod
+    def _schedule_at_consumer(sch, block, consumer, config: ReductionConfig):
+        """One thread per output of the consumer; the reduction outputs it reads are computed
+        in registers under its thread, guarded where the consumer reads none (the pad)."""
+        fused = sch.fuse(*sch.get_loops(consumer))
+        bx, tx = sch.split(fused, [None, config.serial_threads])
+        sch.bind(bx, "blockIdx.x")
+        sch.bind(tx, "threadIdx.x")
+        Reduction._localize_temporaries(sch, block)
+        sch.compute_at(block, tx, preserve_unit_loops=True)
+        stmt = sch.get(block)
+        num_r = sum(iv.iter_type == tirx.IterVar.CommReduce for iv in stmt.iter_vars)
+        try:
+            # the initialization out of the window loops, where the bindings allow it
+            sch.decompose_reduction(block, sch.get_loops(block)[-num_r])
+        except s_tir.ScheduleError:
+            pass  # a partial last work group: the init stays a branch of the first window step
 
     @staticmethod
     def _schedule_split(sch, block, spatial, reduction, lane, epilogue, config: ReductionConfig):
