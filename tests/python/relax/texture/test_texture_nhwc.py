@@ -95,7 +95,20 @@ def _odd(nb):
     return _conv(nb, y, 6, kernel=1)
 
 
-NETS = {"chain": _chain, "residual": _residual, "blaze_block": _blaze_block, "odd": _odd}
+def _rgb_stem(nb):
+    """An image model's first layers as TFLite gives them: 3 input channels, 5x5 stride 2."""
+    x = nb.input((1, 16, 16, 3))
+    y = nb.emit(relax.op.nn.relu(_conv(nb, x, 8, kernel=5, stride=2)))
+    return _conv(nb, y, 8, kernel=3, depthwise=True)
+
+
+NETS = {
+    "chain": _chain,
+    "residual": _residual,
+    "blaze_block": _blaze_block,
+    "odd": _odd,
+    "rgb_stem": _rgb_stem,
+}
 
 
 def _layout_transforms(lowered):
@@ -131,6 +144,15 @@ def test_one_transform_in_one_out(net, compile_dtype_mode):
     # The bias add of every conv is inside the conv's kernel.
     convs = tt.conv2d_calls(lowered)
     assert convs and all("add" in c.func for c in convs), tt.describe_scopes(lowered)
+    tt.assert_kernels_use_images(ex)
+
+
+def test_rgb_first_layer_runs_on_textures(compile_dtype_mode):
+    """3 input channels are padded to a pixel of 4 (PadConvChannels reads the NHWC/HWIO
+    layouts), so the first conv reads and writes textures like the rest."""
+    lowered, ex = tt.build_texture_with_scopes(tt.build_network(_rgb_stem, compile_dtype_mode))
+    tt.assert_conv2d_uses_texture(lowered, min_convs=2)
+    tt.assert_conv2d_output_texture(lowered)
     tt.assert_kernels_use_images(ex)
 
 

@@ -57,6 +57,65 @@ def test_rgb_conv_is_padded_and_sliced():
     tvm.ir.assert_structural_equal(PadConvChannels()(Before), Expected)
 
 
+def test_nhwc_conv_pads_the_axes_its_layouts_name():
+    """TFLite's first layer: NHWC data, HWIO weight, 3 input channels padded to 4 on axis 3 of
+    the data and axis 2 of the weight; 6 output channels padded on the weight's axis 3 and
+    sliced back on the output's axis 3."""
+
+    @I.ir_module
+    class Before:
+        @R.function
+        def main(
+            x: R.Tensor((1, 8, 8, 3), "float32"), w: R.Tensor((3, 3, 3, 6), "float32")
+        ) -> R.Tensor((1, 8, 8, 6), "float32"):
+            with R.dataflow():
+                y = R.nn.conv2d(
+                    x, w, padding=[1, 1, 1, 1], data_layout="NHWC", kernel_layout="HWIO"
+                )
+                R.output(y)
+            return y
+
+    @I.ir_module
+    class Expected:
+        @R.function
+        def main(
+            x: R.Tensor((1, 8, 8, 3), "float32"), w: R.Tensor((3, 3, 3, 6), "float32")
+        ) -> R.Tensor((1, 8, 8, 6), "float32"):
+            with R.dataflow():
+                data = R.nn.pad(x, pad_width=[0, 0, 0, 0, 0, 0, 0, 1], pad_value=0.0)
+                w_in = R.nn.pad(w, pad_width=[0, 0, 0, 0, 0, 1, 0, 0], pad_value=0.0)
+                weight = R.nn.pad(w_in, pad_width=[0, 0, 0, 0, 0, 0, 0, 2], pad_value=0.0)
+                conv = R.nn.conv2d(
+                    data,
+                    weight,
+                    padding=[1, 1, 1, 1],
+                    data_layout="NHWC",
+                    kernel_layout="HWIO",
+                    out_layout="NHWC",
+                    out_dtype=None,
+                )
+                y = R.strided_slice(conv, [3], [0], [6], assume_inbound=True)
+                R.output(y)
+            return y
+
+    tvm.ir.assert_structural_equal(PadConvChannels()(Before), Expected)
+
+
+def test_packed_layouts_are_kept():
+    @I.ir_module
+    class Before:
+        @R.function
+        def main(
+            x: R.Tensor((1, 1, 8, 8, 4), "float32"), w: R.Tensor((6, 4, 3, 3), "float32")
+        ) -> R.Tensor((1, 6, 6, 6), "float32"):
+            with R.dataflow():
+                y = R.nn.conv2d(x, w, data_layout="NCHW4c", out_layout="NCHW")
+                R.output(y)
+            return y
+
+    tvm.ir.assert_structural_equal(PadConvChannels()(Before), Before)
+
+
 def test_depthwise_conv_pads_channels_and_groups_together():
     @I.ir_module
     class Before:

@@ -31,11 +31,13 @@ where ``pad`` adds zero channels up to the next multiple of 4 (input channels of
 ``w``; output channels of ``w``). Zero input channels meet zero weights, and the padded
 output channels are sliced away, so the result is identical to the unpadded conv. Padding a
 constant weight is folded at compile time; padding an activation is an injective op that
-fuses with the layout transform into the texture. Handled: NCHW/OIHW conv2d with
-``groups == 1`` and depthwise conv2d (``groups == in_channels``, any multiplier: input
-channel ``c`` and its ``multiplier`` filters move together, so padding at the end keeps the
-mapping). Other group convolutions with unaligned channels are left unchanged (on buffers):
-their padding would interleave per group.
+fuses with the layout transform into the texture. Handled: conv2d in any unpacked layout
+(``NCHW``/``OIHW`` as PyTorch and ONNX give it, ``NHWC``/``HWIO`` as TFLite does; the channel
+axes are found by their layout letters) with ``groups == 1``, and depthwise conv2d
+(``groups == in_channels``, any multiplier: input channel ``c`` and its ``multiplier``
+filters move together, so padding at the end keeps the mapping). Other group convolutions
+with unaligned channels are left unchanged (on buffers): their padding would interleave per
+group.
 """
 
 import tvm
@@ -68,9 +70,23 @@ def _pad_axis(expr: relax.Expr, ndim: int, axis: int, amount: int) -> relax.Expr
     return relax.op.nn.pad(expr, pad_width=width, pad_value=0.0)
 
 
+def _channel_axes(data_layout: str, kernel_layout: str, out_layout: str):
+    """(data C, kernel O, kernel I, output C) axes of an unpacked 4-D conv2d, else None."""
+    if sorted(data_layout) != sorted("NCHW") or sorted(out_layout) != sorted("NCHW"):
+        return None
+    if sorted(kernel_layout) != sorted("OIHW"):
+        return None
+    return (
+        data_layout.index("C"),
+        kernel_layout.index("O"),
+        kernel_layout.index("I"),
+        out_layout.index("C"),
+    )
+
+
 @relax.expr_functor.mutator
 class _ConvChannelPadder(relax.PyExprMutator):
-    """Pad the channels of NCHW conv2d calls whose channel counts are not multiples of 4."""
+    """Pad the channels of conv2d calls whose channel counts are not multiples of 4."""
 
     conv2d_op = Op.get("relax.nn.conv2d")
 
@@ -79,13 +95,14 @@ class _ConvChannelPadder(relax.PyExprMutator):
         if not call.op.same_as(self.conv2d_op):
             return call
         attrs = call.attrs
-        layouts = (attrs.data_layout, attrs.kernel_layout, attrs.out_layout)
-        if layouts != ("NCHW", "OIHW", "NCHW"):
+        axes = _channel_axes(attrs.data_layout, attrs.kernel_layout, attrs.out_layout)
+        if axes is None:
             return call
+        data_c, kernel_o, kernel_i, out_c = axes
         x_shape, w_shape = _static_shape(call.args[0]), _static_shape(call.args[1])
         if x_shape is None or w_shape is None:
             return call
-        in_ch, out_ch, groups = x_shape[1], w_shape[0], int(attrs.groups)
+        in_ch, out_ch, groups = x_shape[data_c], w_shape[kernel_o], int(attrs.groups)
         if in_ch % _BLOCK == 0 and out_ch % _BLOCK == 0:
             return call
         if groups == 1:
@@ -95,7 +112,7 @@ class _ConvChannelPadder(relax.PyExprMutator):
                 1,
                 _round_up(in_ch) - in_ch,
             )
-        elif groups == in_ch and w_shape[1] == 1:
+        elif groups == in_ch and w_shape[kernel_i] == 1:
             multiplier = out_ch // in_ch
             in_pad = _round_up(in_ch) - in_ch
             out_pad = in_pad * multiplier
@@ -105,8 +122,8 @@ class _ConvChannelPadder(relax.PyExprMutator):
         else:
             return call
 
-        data = _pad_axis(call.args[0], 4, 1, in_pad)
-        weight = _pad_axis(_pad_axis(call.args[1], 4, 1, w_in_pad), 4, 0, out_pad)
+        data = _pad_axis(call.args[0], 4, data_c, in_pad)
+        weight = _pad_axis(_pad_axis(call.args[1], 4, kernel_i, w_in_pad), 4, kernel_o, out_pad)
         conv = self.builder_.emit(
             relax.op.nn.conv2d(
                 data,
@@ -115,20 +132,22 @@ class _ConvChannelPadder(relax.PyExprMutator):
                 padding=attrs.padding,
                 dilation=attrs.dilation,
                 groups=new_groups,
-                data_layout="NCHW",
-                kernel_layout="OIHW",
-                out_layout="NCHW",
+                data_layout=attrs.data_layout,
+                kernel_layout=attrs.kernel_layout,
+                out_layout=attrs.out_layout,
                 out_dtype=attrs.out_dtype,
             )
         )
         if out_pad == 0:
             return conv
-        return relax.op.strided_slice(conv, axes=[1], begin=[0], end=[out_ch], assume_inbound=True)
+        return relax.op.strided_slice(
+            conv, axes=[out_c], begin=[0], end=[out_ch], assume_inbound=True
+        )
 
 
 @tvm.transform.module_pass(opt_level=0, name="PadConvChannels")
 class PadConvChannels:  # pylint: disable=too-few-public-methods
-    """Pad NCHW conv2d channels to a multiple of 4; see the module docstring.
+    """Pad conv2d channels to a multiple of 4; see the module docstring.
 
     Run before ``ConvertLayout`` to ``NCHW4c``.
 
