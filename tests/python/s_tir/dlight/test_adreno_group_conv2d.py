@@ -132,21 +132,13 @@ def test_epilogue_is_inlined_into_the_texel_store():
     assert not epilogue & set(_block_names(func))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="GroupConv2d takes any 5-D 'out += a * b' block, so it also schedules the direct "
-    "conv (dl.adreno.Conv2d's workload): only the rule order keeps them apart (issue 16)",
-)
 def test_direct_conv_is_declined():
+    """A direct conv reads every input channel for each output channel: dl.adreno.Conv2d's."""
     assert _schedule(_only(_fused_prim_funcs((1, 4, 8, 8, 4), (8, 16, 3, 3, 4)))) is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="GroupConv2d also takes the Winograd batched product (dl.adreno.Winograd's "
-    "workload, annotated schedule_rule=adreno.winograd_batched_product) (issue 16)",
-)
 def test_winograd_batched_product_is_declined():
+    """The product of transformed tiles reads its data tiles for every output channel."""
     funcs = _fused_prim_funcs((1, 64, 8, 8, 4), (64, 256, 3, 3, 4))
     (product,) = [f for name, f in funcs.items() if "batched_product" in name]
     assert _schedule(product) is None
