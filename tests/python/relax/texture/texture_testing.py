@@ -825,7 +825,15 @@ class Mismatch:
         )
 
 
-def compare(actual: Sequence[np.ndarray], desired: Sequence[np.ndarray], dtype_mode: str) -> List[Mismatch]:
+def compare(
+    actual: Sequence[np.ndarray],
+    desired: Sequence[np.ndarray],
+    dtype_mode: str,
+    scales: Optional[Sequence[float]] = None,
+) -> List[Mismatch]:
+    """Mismatches of each output beyond ``TOLERANCES[dtype_mode]``; the atol is relative to
+    ``scales[i]`` when given (the magnitude the rounding errors scale with), else to the
+    largest |reference| value of the output."""
     rtol, atol_rel = TOLERANCES[dtype_mode]
     assert len(actual) == len(desired), f"{len(actual)} outputs, expected {len(desired)}"
     problems = []
@@ -833,7 +841,10 @@ def compare(actual: Sequence[np.ndarray], desired: Sequence[np.ndarray], dtype_m
         a = np.asarray(a, dtype="float64")
         d = np.asarray(d, dtype="float64")
         assert a.shape == d.shape, f"output {i}: shape {a.shape}, expected {d.shape}"
-        scale = float(np.max(np.abs(d))) if d.size else 0.0
+        if scales is not None:
+            scale = float(scales[i])
+        else:
+            scale = float(np.max(np.abs(d))) if d.size else 0.0
         err = np.abs(a - d)
         bad = ~(err <= atol_rel * scale + rtol * np.abs(d))  # NaN counts as bad
         if bad.any():
@@ -849,8 +860,8 @@ def compare(actual: Sequence[np.ndarray], desired: Sequence[np.ndarray], dtype_m
     return problems
 
 
-def assert_close(actual, desired, dtype_mode: str, context: str = "") -> None:
-    problems = compare(actual, desired, dtype_mode)
+def assert_close(actual, desired, dtype_mode: str, context: str = "", scales=None) -> None:
+    problems = compare(actual, desired, dtype_mode, scales)
     if problems:
         rtol, atol_rel = TOLERANCES[dtype_mode]
         raise AssertionError(
