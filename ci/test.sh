@@ -18,6 +18,10 @@ for dir in tests/python/relax/backend/adreno tests/python/s_tir/dlight tests/pyt
     tests/python/s_tir/transform tests/python/tirx-base; do
     [ -d "$REPO/$dir" ] && unit_suites+=("$dir")
 done
+# Frontend tests sit beside upstream's own in tests/python/relax (test_frontend_*.py).
+for file in "$REPO"/tests/python/relax/test_*.py; do
+    [ -f "$file" ] && unit_suites+=("${file#"$REPO"/}")
+done
 suites=(tools/tests)
 [ -d "$REPO/tests/docs" ] && suites+=(tests/docs)
 device_suites=("${unit_suites[@]}")

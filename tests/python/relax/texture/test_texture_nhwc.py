@@ -102,8 +102,16 @@ def _rgb_stem(nb):
     return _conv(nb, y, 8, kernel=3, depthwise=True)
 
 
+def _prelu_chain(nb):
+    """MediaPipe's palm detector: conv + bias + PReLU (one slope per channel), twice."""
+    x = nb.input((1, 12, 12, 8))
+    y = nb.emit(relax.op.nn.prelu(_conv(nb, x, 8), nb.param("alpha", (8,)), axis=3))
+    return nb.emit(relax.op.nn.prelu(_conv(nb, y, 8), nb.param("alpha", (8,)), axis=3))
+
+
 NETS = {
     "chain": _chain,
+    "prelu_chain": _prelu_chain,
     "residual": _residual,
     "blaze_block": _blaze_block,
     "odd": _odd,
@@ -131,7 +139,7 @@ def _layout_transforms(lowered):
     return unblocking, of_input
 
 
-@pytest.mark.parametrize("net", ["chain", "residual", "blaze_block"])
+@pytest.mark.parametrize("net", ["chain", "residual", "blaze_block", "prelu_chain"])
 def test_one_transform_in_one_out(net, compile_dtype_mode):
     """The input is transformed into NCHW4c once, only the output out of it, and every other
     kernel reads a texture."""

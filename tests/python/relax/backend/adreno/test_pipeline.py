@@ -59,6 +59,7 @@ def test_layout_rewrites_run_around_convert_layout():
     before = [
         "SplitChannelReductionKeepdims",
         "ClipToMinMax",
+        "DecomposePReLU",
         "AlignBroadcastRank",
         "LowerConv2dTransposeNCHWc",
         "PadConvChannels",
@@ -96,6 +97,7 @@ def test_buffer_target_runs_no_texture_pass():
     names = _legalize_names(BUFFER)
     texture_passes = {
         "ClipToMinMax",
+        "DecomposePReLU",
         "ConvertLayout",
         "AnnotateReductionMemoryScope",
         "BalanceTextureScope",
