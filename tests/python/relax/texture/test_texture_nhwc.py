@@ -109,9 +109,19 @@ def _prelu_chain(nb):
     return nb.emit(relax.op.nn.prelu(_conv(nb, y, 8), nb.param("alpha", (8,)), axis=3))
 
 
+def _pool_prelu(nb):
+    """The palm detector's downsampling: max pool, residual add, PReLU, in one kernel."""
+    x = nb.input((1, 12, 12, 8))
+    y = _conv(nb, x, 8)
+    pooled = nb.emit(relax.op.nn.max_pool2d(y, pool_size=2, strides=2, layout="NHWC"))
+    z = nb.emit(relax.op.add(pooled, _conv(nb, pooled, 8, kernel=1)))
+    return nb.emit(relax.op.nn.prelu(z, nb.param("alpha", (8,)), axis=3))
+
+
 NETS = {
     "chain": _chain,
     "prelu_chain": _prelu_chain,
+    "pool_prelu": _pool_prelu,
     "residual": _residual,
     "blaze_block": _blaze_block,
     "odd": _odd,

@@ -155,10 +155,37 @@ def test_layout_transform_and_elementwise_are_declined():
     assert _schedule(_prim_func(topi.nn.relu)) is None
 
 
+def test_pooling_with_a_prelu_epilogue_is_one_kernel():
+    """PReLU after a pooling reads the pooled value twice (maximum(p, 0) + a * minimum(p, 0)):
+    its blocks are inlined forwards into the last one, which is stored per pixel as before."""
+    data = te.placeholder(PACKED, "float32", name="x")
+    slope = te.placeholder((1, 4, 1, 1, 4), "float32", name="alpha")
+    pooled = topi.nn.pool2d(data, (2, 2), (2, 2), (1, 1), (0, 0, 0, 0), "max", layout="NCHW4c")
+    zero = tirx.const(0.0, "float32")
+    out = topi.add(topi.maximum(pooled, zero), topi.multiply(slope, topi.minimum(pooled, zero)))
+    func = _schedule(te.create_prim_func([data, slope, out]))
+    assert func is not None
+    # 4 x 4 x 4 output pixels on one work group, lanes as vectors
+    assert _thread_extents(func) == {"blockIdx.x": 1, "threadIdx.x": 64}
+    assert 4 in _vectorized_extents(func)
+    names = [
+        block.name_hint
+        for block in _sblocks(func)
+        if block.name_hint not in ("root", "pool_max_init", "pool_max_update")
+    ]
+    assert len(names) == 1, names  # the epilogue, every other elementwise block inlined
+
+
 def _nhwc_pool_then_channel_pad(x):
     """MediaPipe's detectors: a 2x2 max pooling, then zero channels for a residual add."""
     pooled = topi.nn.pool2d(x, (2, 2), (2, 2), (1, 1), (0, 0, 0, 0), "max", layout="NHWC")
     return topi.nn.pad(pooled, [0, 0, 0, 0], [0, 0, 0, 8])
+
+
+def _sblocks(func):
+    blocks = []
+    tvm_ffi.structural_walk(func, [(s_tir.SBlock, blocks.append)], order="pre")
+    return blocks
 
 
 def _alloc_buffers(func):

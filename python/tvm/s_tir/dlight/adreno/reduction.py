@@ -135,7 +135,8 @@ class Reduction(AdrenoScheduleRule):
         """Inline the injective blocks: producers into the reduction, consumers after it.
 
         A consumer reading the reduction result (the division of an average) cannot be inlined
-        into a reduction; one such epilogue is kept and returned.  Returns False when the
+        into a reduction; other consumers that cannot be inlined backwards are inlined forwards
+        into their readers, and one epilogue is kept and returned.  Returns False when the
         function has another structure, else the epilogue block or None.
         """
         index = [sch.get(b).name_hint for b in blocks].index(sch.get(block).name_hint)
@@ -157,6 +158,14 @@ class Reduction(AdrenoScheduleRule):
                 continue
             except s_tir.ScheduleError:
                 pass
+            if not consumer.same_as(blocks[-1]):
+                # A value read twice (x in PReLU's maximum(x, 0) + a * minimum(x, 0)) cannot be
+                # inlined backwards; inlined forwards into its readers it leaves one epilogue.
+                try:
+                    sch.compute_inline(consumer)
+                    continue
+                except s_tir.ScheduleError:
+                    pass
             if epilogue is not None:
                 return False
             epilogue = consumer
