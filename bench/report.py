@@ -244,7 +244,12 @@ def render(run: pathlib.Path, docs: pathlib.Path) -> str:
         f"median of ``time_evaluator`` with ``runtime.timer.opencl`` (warm-up excluded): up to "
         f"workspace commit ``b2f2b4b`` that timer was a host clock around two queue waits (VM and "
         f"launch overhead included), later it is device time from profiling events; *e2e* adds "
-        f"the image upload and the output read-back (wall clock).  *rel err* is "
+        f"the image upload and the output read-back (wall clock).  *steady wall* is the wall "
+        f"clock per call of back-to-back calls with no timer or trace (what the peers' medians "
+        f"measure); *busy* is the sum of the device times of the call's kernels and copies from "
+        f"``runtime.opencl`` command traces, and *busy %* busy over the wall clock of the same "
+        f"traced calls (an event adds device time to its command on NVIDIA's OpenCL, so the "
+        f"device-timer median runs above the steady wall on launch-heavy networks).  *rel err* is "
         f"``max(abs(out - ref)) / max(abs(ref))`` against the LLVM CPU reference (wrong above 1e-3).\n"
     )
     if ceilings["peak"]:
@@ -268,6 +273,9 @@ def render(run: pathlib.Path, docs: pathlib.Path) -> str:
                     r["median_ms"][:6],
                     r["p90_ms"][:6],
                     r["e2e_median_ms"][:6],
+                    r.get("steady_wall_ms", "")[:6],
+                    r.get("busy_ms", "")[:6],
+                    r.get("busy_pct", ""),
                     r["gflops"],
                     r["pct_peak"],
                     f"{r['correct']} ({r['rel_err']})",
@@ -281,6 +289,9 @@ def render(run: pathlib.Path, docs: pathlib.Path) -> str:
                     CONFIGS.get(r["config"], r["config"]),
                     r["dtype"],
                     r["status"],
+                    "",
+                    "",
+                    "",
                     "",
                     "",
                     "",
@@ -299,6 +310,9 @@ def render(run: pathlib.Path, docs: pathlib.Path) -> str:
                 "median ms",
                 "p90 ms",
                 "e2e ms",
+                "steady wall ms",
+                "busy ms",
+                "busy %",
                 "GFLOP/s",
                 "% peak",
                 "correct (rel err)",
