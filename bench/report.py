@@ -456,8 +456,13 @@ def render(run: pathlib.Path, docs: pathlib.Path) -> str:
                         )
                     ]
                 )
+        how = (
+            "device events"
+            if any(r.get("timed") == "device events" for r in profile)
+            else "synced profile"
+        )
         out.append(
-            "Where the time goes (share of the 25 slowest kernels per network, synced profile):\n"
+            f"Where the time goes (share of the 25 slowest kernels per network, {how}):\n"
         )
         out.append(
             table(
@@ -598,11 +603,20 @@ def render(run: pathlib.Path, docs: pathlib.Path) -> str:
             out.append(table(["failed check", "detail"], failed))
     if profile:
         out += ["Slowest kernels", "---------------", ""]
-        out.append(
-            "Per-kernel wall time with a device sync around every VM call (so small kernels carry "
-            "some sync overhead: about 20 us per call on the NVIDIA driver), mean of 5 runs, top 8 "
-            "per network for (a) and (c); *% of listed* is the share of the 25 slowest kernels.\n"
-        )
+        if any(r.get("timed") == "device events" for r in profile):
+            out.append(
+                "Per-kernel device time from a ``runtime.opencl`` command trace of 10 back-to-back "
+                "calls (no sync between kernels; an event adds some device time to each command "
+                "on the NVIDIA driver), per call, top 8 per network for (a) and (c); copies are "
+                "listed by kind; *% of listed* is the share of the 25 slowest entries.\n"
+            )
+        else:
+            out.append(
+                "Per-kernel wall time with a device sync around every VM call (so small kernels "
+                "carry some sync overhead: about 20 us per call on the NVIDIA driver), mean of 5 "
+                "runs, top 8 per network for (a) and (c); *% of listed* is the share of the 25 "
+                "slowest kernels.\n"
+            )
         prow = []
         for model in sorted({r["model"] for r in profile}):
             for cfg in ("a", "c"):
