@@ -792,27 +792,17 @@ def main() -> int:
                 builtins = [p for p in prof if p[0].startswith("vm.builtin.")]
                 if kernels is None:
                     kernels = [p for p in prof if not p[0].startswith("vm.builtin.")]
-                for name, ms, calls in kernels[:25]:
-                    prof_rows.append(
+                for entries, timed in ((kernels[:25], how), (builtins[:5], "wall, synced")):
+                    prof_rows.extend(
                         dict(
                             model=model,
                             config=config,
                             kernel=name,
                             ms_per_run=f"{ms:.4f}",
                             calls=calls,
-                            timed=how,
+                            timed=timed,
                         )
-                    )
-                for name, ms, calls in builtins[:5]:
-                    prof_rows.append(
-                        dict(
-                            model=model,
-                            config=config,
-                            kernel=name,
-                            ms_per_run=f"{ms:.4f}",
-                            calls=calls,
-                            timed="wall, synced",
-                        )
+                        for name, ms, calls in entries
                     )
                 log(f"profiled {model} {config}")
             except Exception as err:  # pylint: disable=broad-except
