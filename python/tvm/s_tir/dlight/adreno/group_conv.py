@@ -67,19 +67,6 @@ def _reads_whole_texels(block, loads) -> bool:
     return all(load.indices[-1].same_as(lane) for load in loads)
 
 
-def _reads_within_group(block, loads) -> bool:
-    """Whether both operands are indexed by the output channel (its chunk or its lane): the
-    reduction then stays inside the output channel's group. A direct conv, or a batched
-    matrix product, reads its data operand at every reduction step independently of the
-    output channel, whatever that channel is."""
-    out_channel = [block.iter_vars[1].var, block.iter_vars[4].var]
-    for load in loads:
-        used = [var for index in load.indices for var in tirx.analysis.undefined_vars(index)]
-        if not any(var.same_as(c) for var in used for c in out_channel):
-            return False
-    return True
-
-
 def _is_channel_blocked(buf) -> bool:
     last = buf.shape[-1]
     return len(buf.shape) == 5 and isinstance(last, tirx.IntImm) and int(last) == _LANES
@@ -90,14 +77,13 @@ class GroupConv2d(AdrenoScheduleRule):
 
     Takes a PrimFunc with exactly one reduction block whose update is ``out = out + a * b``
     over 5-D channel-blocked buffers and whose iterators are the five output axes (batch,
-    channel chunk, height, width, lane of extent 4) followed only by reduction axes, and whose
-    two operands are both indexed by the output channel. That is the shape of depthwise
-    convolution (any channel multiplier) and of group convolution: their reduction stays
-    inside one group, so unlike ``Conv2d`` (whose data operand does not depend on the output
-    channel) there is no input-channel loop to split by the texel width and no reduction
-    across threads. The zero padding is inlined into the window read, and elementwise
-    consumers (bias, activation, residual add, casts) into the store, so the fused function
-    is one kernel that reads and writes images.
+    channel chunk, height, width, lane of extent 4) followed only by reduction axes, and that
+    names no other schedule rule. That is the shape of depthwise convolution (any channel
+    multiplier), of group convolution and of the packed transposed convolution: one thread
+    computes an output texel, so unlike ``Conv2d`` there is no input-channel loop to split by
+    the texel width and no reduction across threads. The zero padding is inlined into the
+    window read, and elementwise consumers (bias, activation, residual add, casts) into the
+    store, so the fused function is one kernel that reads and writes images.
 
     Depthwise with channel multiplier 1 (each output lane reads the same lane of the input,
     MobileNet's case) is a streaming kernel: a work item computes 4 channels x
@@ -136,8 +122,6 @@ class GroupConv2d(AdrenoScheduleRule):
             return None
         if int(stmt.iter_vars[4].dom.extent) != _LANES:
             return None
-        if not _reads_within_group(stmt, loads):
-            return None  # dl.adreno.Conv2d's direct conv
         if "schedule_rule" in stmt.annotations:
             return None  # a block that names its rule is that rule's (the Winograd product)
         return blk
