@@ -19,82 +19,23 @@
 the other Adreno rules that it declines."""
 
 import pytest
-import tvm_ffi
 
 import tvm
 import tvm.testing
-from tvm import relax, tirx
-from tvm.relax.transform.legalize_ops import adreno as legalize_adreno
+from tvm import relax
 from tvm.s_tir import dlight as dl
 from tvm.s_tir.dlight.adreno.config import Conv2dConfig
 from tvm.s_tir.dlight.adreno.convolution import conv_tile
 
+from adreno_schedule_testing import (
+    block_names,
+    fused_prim_funcs,
+    only,
+    thread_extents,
+    vectorized_extents,
+)
+
 TARGET = tvm.target.Target("qcom/adreno-opencl-texture")
-
-
-def _fused_prim_funcs(data, weight, groups=1, epilogue=None):
-    """The PrimFuncs of a legalized and fused NCHW4c conv2d (and its epilogue)."""
-    x = relax.Var("x", relax.TensorType(data, "float32"))
-    w = relax.Var("w", relax.TensorType(weight, "float32"))
-    builder = relax.BlockBuilder()
-    with builder.function("main", [x, w]):
-        with builder.dataflow():
-            conv = builder.normalize(
-                relax.op.nn.conv2d(
-                    x,
-                    w,
-                    padding=[1, 1],
-                    groups=groups,
-                    data_layout="NCHW4c",
-                    kernel_layout="OIHW4o",
-                    out_layout="NCHW4c",
-                )
-            )
-            # ty_args as AnnotateCustomMemoryScope leaves them
-            out = builder.emit(relax.Call(conv.op, conv.args, conv.attrs, [conv.ty]))
-            if epilogue is not None:
-                out = builder.emit(epilogue(out))
-            out = builder.emit_output(out)
-        builder.emit_func_output(out)
-    seq = tvm.transform.Sequential(
-        [
-            relax.transform.LegalizeOps({"relax.nn.conv2d": legalize_adreno.conv2d_NCHWc_OIHWo}),
-            relax.transform.AnnotateTIROpPattern(),
-            relax.transform.FuseOps(),
-            relax.transform.FuseTIR(),
-        ]
-    )
-    mod = seq(builder.get())
-    return {gv.name_hint: f for gv, f in mod.functions_items() if isinstance(f, tirx.PrimFunc)}
-
-
-def _only(funcs):
-    (func,) = funcs.values()
-    return func
-
-
-def _loops(func):
-    loops = []
-    tvm_ffi.structural_walk(func, [(tirx.For, loops.append)], order="pre")
-    return loops
-
-
-def _thread_extents(func):
-    return {
-        str(loop.thread_binding.thread_tag): int(loop.extent)
-        for loop in _loops(func)
-        if loop.thread_binding is not None
-    }
-
-
-def _vectorized_extents(func):
-    return [int(loop.extent) for loop in _loops(func) if loop.kind == tirx.ForKind.VECTORIZED]
-
-
-def _block_names(func):
-    names = []
-    tvm_ffi.structural_walk(func, [(tvm.s_tir.SBlock, lambda b: names.append(b.name_hint))])
-    return names
 
 
 def _schedule(func):
@@ -137,25 +78,25 @@ def test_conv_threads_cover_the_outputs_and_pixels_are_vectors():
     """8 channel blocks x 8 x 8 outputs, one texel per item (the occupancy guard shrinks the
     tile of so few items): 4 work groups of 128; the staged input row, weights, accumulator
     init and store are 4-lane vectors; the padding is computed inside the input read."""
-    func = _schedule(_only(_fused_prim_funcs((1, 4, 8, 8, 4), (8, 16, 3, 3, 4))))
-    assert _thread_extents(func) == {"blockIdx.x": 4, "threadIdx.x": 128}
-    assert _vectorized_extents(func) == [4, 4, 4, 4]
-    assert not [name for name in _block_names(func) if name.endswith("pad")]
+    func = _schedule(only(fused_prim_funcs((1, 4, 8, 8, 4), (8, 16, 3, 3, 4))))
+    assert thread_extents(func) == {"blockIdx.x": 4, "threadIdx.x": 128}
+    assert vectorized_extents(func) == [4, 4, 4, 4]
+    assert not [name for name in block_names(func) if name.endswith("pad")]
 
 
 def test_range_smaller_than_a_work_group_gets_a_group_of_its_size():
-    func = _schedule(_only(_fused_prim_funcs((1, 4, 2, 2, 4), (2, 16, 3, 3, 4))))
-    assert _thread_extents(func) == {"blockIdx.x": 1, "threadIdx.x": 8}
+    func = _schedule(only(fused_prim_funcs((1, 4, 2, 2, 4), (2, 16, 3, 3, 4))))
+    assert thread_extents(func) == {"blockIdx.x": 1, "threadIdx.x": 8}
 
 
 def test_elementwise_epilogue_is_inlined_into_the_store():
-    plain = _only(_fused_prim_funcs((1, 4, 8, 8, 4), (8, 16, 3, 3, 4)))
-    fused = _only(_fused_prim_funcs((1, 4, 8, 8, 4), (8, 16, 3, 3, 4), epilogue=relax.op.nn.relu))
-    epilogue = set(_block_names(fused)) - set(_block_names(plain))
+    plain = only(fused_prim_funcs((1, 4, 8, 8, 4), (8, 16, 3, 3, 4)))
+    fused = only(fused_prim_funcs((1, 4, 8, 8, 4), (8, 16, 3, 3, 4), epilogue=relax.op.nn.relu))
+    epilogue = set(block_names(fused)) - set(block_names(plain))
     assert epilogue, "the fused function has no activation block"
     func = _schedule(fused)
     assert func is not None
-    assert not epilogue & set(_block_names(func))
+    assert not epilogue & set(block_names(func))
 
 
 @pytest.mark.parametrize(
@@ -164,11 +105,11 @@ def test_elementwise_epilogue_is_inlined_into_the_store():
     ids=["depthwise", "group"],
 )
 def test_grouped_convs_are_declined(weight, groups):
-    assert _schedule(_only(_fused_prim_funcs((1, 4, 8, 8, 4), weight, groups=groups))) is None
+    assert _schedule(only(fused_prim_funcs((1, 4, 8, 8, 4), weight, groups=groups))) is None
 
 
 def test_winograd_stages_are_declined():
-    funcs = _fused_prim_funcs((1, 64, 8, 8, 4), (64, 256, 3, 3, 4))
+    funcs = fused_prim_funcs((1, 64, 8, 8, 4), (64, 256, 3, 3, 4))
     assert len(funcs) == 4
     for name, func in funcs.items():
         assert _schedule(func) is None, name

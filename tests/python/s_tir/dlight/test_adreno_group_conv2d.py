@@ -20,80 +20,21 @@
 and the workloads of the other Adreno rules that it declines."""
 
 import pytest
-import tvm_ffi
 
 import tvm
 import tvm.testing
-from tvm import relax, tirx
-from tvm.relax.transform.legalize_ops import adreno as legalize_adreno
+from tvm import relax
 from tvm.s_tir import dlight as dl
 
+from adreno_schedule_testing import (
+    block_names,
+    fused_prim_funcs,
+    only,
+    thread_extents,
+    vectorized_extents,
+)
+
 TARGET = tvm.target.Target("qcom/adreno-opencl-texture")
-
-
-def _fused_prim_funcs(data, weight, groups=1, epilogue=None):
-    """The PrimFuncs of a legalized and fused NCHW4c conv2d (and its epilogue)."""
-    x = relax.Var("x", relax.TensorType(data, "float32"))
-    w = relax.Var("w", relax.TensorType(weight, "float32"))
-    builder = relax.BlockBuilder()
-    with builder.function("main", [x, w]):
-        with builder.dataflow():
-            conv = builder.normalize(
-                relax.op.nn.conv2d(
-                    x,
-                    w,
-                    padding=[1, 1],
-                    groups=groups,
-                    data_layout="NCHW4c",
-                    kernel_layout="OIHW4o",
-                    out_layout="NCHW4c",
-                )
-            )
-            # ty_args as AnnotateCustomMemoryScope leaves them
-            out = builder.emit(relax.Call(conv.op, conv.args, conv.attrs, [conv.ty]))
-            if epilogue is not None:
-                out = builder.emit(epilogue(out))
-            out = builder.emit_output(out)
-        builder.emit_func_output(out)
-    seq = tvm.transform.Sequential(
-        [
-            relax.transform.LegalizeOps({"relax.nn.conv2d": legalize_adreno.conv2d_NCHWc_OIHWo}),
-            relax.transform.AnnotateTIROpPattern(),
-            relax.transform.FuseOps(),
-            relax.transform.FuseTIR(),
-        ]
-    )
-    mod = seq(builder.get())
-    return {gv.name_hint: f for gv, f in mod.functions_items() if isinstance(f, tirx.PrimFunc)}
-
-
-def _only(funcs):
-    (func,) = funcs.values()
-    return func
-
-
-def _loops(func):
-    loops = []
-    tvm_ffi.structural_walk(func, [(tirx.For, loops.append)], order="pre")
-    return loops
-
-
-def _thread_extents(func):
-    return {
-        str(loop.thread_binding.thread_tag): int(loop.extent)
-        for loop in _loops(func)
-        if loop.thread_binding is not None
-    }
-
-
-def _vectorized_extents(func):
-    return [int(loop.extent) for loop in _loops(func) if loop.kind == tirx.ForKind.VECTORIZED]
-
-
-def _block_names(func):
-    names = []
-    tvm_ffi.structural_walk(func, [(tvm.s_tir.SBlock, lambda b: names.append(b.name_hint))])
-    return names
 
 
 def _schedule(func):
@@ -106,30 +47,30 @@ def test_depthwise_conv_reads_whole_texels():
     loop of the window is a vector, and so are the staged input row, the staged weights, the
     init and the store; the default 2 columns per item make 4 x 8 x 4 items, 2 work groups of
     64 threads."""
-    func = _schedule(_only(_fused_prim_funcs((1, 4, 8, 8, 4), (4, 1, 3, 3, 4), groups=16)))
-    assert _thread_extents(func) == {"blockIdx.x": 2, "threadIdx.x": 64}
-    assert _vectorized_extents(func) == [4, 4, 4, 4, 4]
-    assert not [name for name in _block_names(func) if name.endswith("pad")]
+    func = _schedule(only(fused_prim_funcs((1, 4, 8, 8, 4), (4, 1, 3, 3, 4), groups=16)))
+    assert thread_extents(func) == {"blockIdx.x": 2, "threadIdx.x": 64}
+    assert vectorized_extents(func) == [4, 4, 4, 4, 4]
+    assert not [name for name in block_names(func) if name.endswith("pad")]
 
 
 def test_group_conv_reads_lane_by_lane():
     """4 channels per group: the lanes of an output texel read different input texels, so only
     the init and the store are vectors."""
-    func = _schedule(_only(_fused_prim_funcs((1, 4, 8, 8, 4), (4, 4, 3, 3, 4), groups=4)))
-    assert _thread_extents(func) == {"blockIdx.x": 4, "threadIdx.x": 64}
-    assert _vectorized_extents(func) == [4, 4]
+    func = _schedule(only(fused_prim_funcs((1, 4, 8, 8, 4), (4, 4, 3, 3, 4), groups=4)))
+    assert thread_extents(func) == {"blockIdx.x": 4, "threadIdx.x": 64}
+    assert vectorized_extents(func) == [4, 4]
 
 
 def test_epilogue_is_inlined_into_the_texel_store():
-    plain = _only(_fused_prim_funcs((1, 4, 8, 8, 4), (4, 1, 3, 3, 4), groups=16))
-    fused = _only(
-        _fused_prim_funcs((1, 4, 8, 8, 4), (4, 1, 3, 3, 4), groups=16, epilogue=relax.op.nn.relu)
+    plain = only(fused_prim_funcs((1, 4, 8, 8, 4), (4, 1, 3, 3, 4), groups=16))
+    fused = only(
+        fused_prim_funcs((1, 4, 8, 8, 4), (4, 1, 3, 3, 4), groups=16, epilogue=relax.op.nn.relu)
     )
-    epilogue = set(_block_names(fused)) - set(_block_names(plain))
+    epilogue = set(block_names(fused)) - set(block_names(plain))
     assert epilogue, "the fused function has no activation block"
     func = _schedule(fused)
     assert func is not None
-    assert not epilogue & set(_block_names(func))
+    assert not epilogue & set(block_names(func))
 
 
 @pytest.mark.xfail(
@@ -138,18 +79,18 @@ def test_epilogue_is_inlined_into_the_texel_store():
     "conv (dl.adreno.Conv2d's workload): only the rule order keeps them apart (issue 16)",
 )
 def test_direct_conv_is_declined():
-    assert _schedule(_only(_fused_prim_funcs((1, 4, 8, 8, 4), (8, 16, 3, 3, 4)))) is None
+    assert _schedule(only(fused_prim_funcs((1, 4, 8, 8, 4), (8, 16, 3, 3, 4)))) is None
 
 
 def test_winograd_batched_product_is_declined():
     """The product of transformed tiles reads its data tiles for every output channel."""
-    funcs = _fused_prim_funcs((1, 64, 8, 8, 4), (64, 256, 3, 3, 4))
+    funcs = fused_prim_funcs((1, 64, 8, 8, 4), (64, 256, 3, 3, 4))
     (product,) = [f for name, f in funcs.items() if "batched_product" in name]
     assert _schedule(product) is None
 
 
 def test_other_winograd_stages_are_declined():
-    funcs = _fused_prim_funcs((1, 64, 8, 8, 4), (64, 256, 3, 3, 4))
+    funcs = fused_prim_funcs((1, 64, 8, 8, 4), (64, 256, 3, 3, 4))
     for name, func in funcs.items():
         if "batched_product" not in name:
             assert _schedule(func) is None, name

@@ -19,12 +19,13 @@
 read and write vectors, static or symbolic; other workloads are declined."""
 
 import pytest
-import tvm_ffi
 
 import tvm
 import tvm.testing
 from tvm import relax, te, tirx, topi
 from tvm.s_tir import dlight as dl
+
+from adreno_schedule_testing import loops, thread_extents, vectorized_extents
 
 TARGET = tvm.target.Target("qcom/adreno-opencl-texture")
 
@@ -50,24 +51,6 @@ def _nhwc_to_nchw4c(n, h, w, c):
     return (n, c // 4, h, w, c % 4)
 
 
-def _loops(func):
-    loops = []
-    tvm_ffi.structural_walk(func, [(tirx.For, loops.append)], order="pre")
-    return loops
-
-
-def _thread_extents(func):
-    return {
-        str(loop.thread_binding.thread_tag): int(loop.extent)
-        for loop in _loops(func)
-        if loop.thread_binding is not None
-    }
-
-
-def _vectorized_extents(func):
-    return [int(loop.extent) for loop in _loops(func) if loop.kind == tirx.ForKind.VECTORIZED]
-
-
 def _schedule(func):
     sch = dl.adreno.LayoutTransform().apply(func, TARGET, False)
     return None if sch is None else sch.mod["main"]
@@ -77,16 +60,16 @@ def test_nchw_into_texture_writes_whole_pixels():
     """16 x 8 x 8 elements into 4 x 8 x 8 pixels: 256 threads per group, the pixel's 4 lanes
     staged and stored as one vector."""
     func = _schedule(_legalized_transform((1, 16, 8, 8), _nchw_to_nchw4c))
-    assert _thread_extents(func)["threadIdx.x"] == 256
-    assert 4 in _vectorized_extents(func)
+    assert thread_extents(func)["threadIdx.x"] == 256
+    assert 4 in vectorized_extents(func)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 def test_nhwc_into_texture_is_scheduled(dtype):
     """The channels are the innermost axis of both tensors (one loop for both vectors)."""
     func = _schedule(_legalized_transform((1, 8, 8, 16), _nhwc_to_nchw4c, dtype))
-    assert _thread_extents(func)["threadIdx.x"] == 256
-    assert 4 in _vectorized_extents(func)
+    assert thread_extents(func)["threadIdx.x"] == 256
+    assert 4 in vectorized_extents(func)
 
 
 def test_symbolic_width_is_scheduled():
@@ -95,7 +78,7 @@ def test_symbolic_width_is_scheduled():
     func = _schedule(_legalized_transform((1, 16, 8, width), _nchw_to_nchw4c))
     threads = [
         loop
-        for loop in _loops(func)
+        for loop in loops(func)
         if loop.thread_binding is not None and loop.thread_binding.thread_tag == "threadIdx.x"
     ]
     assert [int(loop.extent) for loop in threads] == [256]

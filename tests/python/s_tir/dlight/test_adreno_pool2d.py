@@ -19,12 +19,13 @@
 pooling that does not divide the input), and the workloads of the other rules it declines."""
 
 import pytest
-import tvm_ffi
 
 import tvm
 import tvm.testing
-from tvm import te, tirx, topi
+from tvm import te, topi
 from tvm.s_tir import dlight as dl
+
+from adreno_schedule_testing import thread_extents, vectorized_extents
 
 TARGET = tvm.target.Target("qcom/adreno-opencl-texture")
 PACKED = (1, 4, 8, 8, 4)
@@ -35,24 +36,6 @@ def _prim_func(compute, shape=PACKED, dtype="float32"):
     out = compute(data)
     outs = list(out) if isinstance(out, (list, tuple)) else [out]
     return te.create_prim_func([data, *outs])
-
-
-def _loops(func):
-    loops = []
-    tvm_ffi.structural_walk(func, [(tirx.For, loops.append)], order="pre")
-    return loops
-
-
-def _thread_extents(func):
-    return {
-        str(loop.thread_binding.thread_tag): int(loop.extent)
-        for loop in _loops(func)
-        if loop.thread_binding is not None
-    }
-
-
-def _vectorized_extents(func):
-    return [int(loop.extent) for loop in _loops(func) if loop.kind == tirx.ForKind.VECTORIZED]
 
 
 def _schedule(func):
@@ -69,14 +52,14 @@ def test_varying_windows_are_one_thread_per_output_pixel(kind):
     """7x7 to 3x3: 4 x 3 x 3 output pixels on threads, the 4 lanes a vector in the window
     reduction and in the store."""
     func = _schedule(_adaptive(kind))
-    assert _thread_extents(func) == {"blockIdx.x": 1, "threadIdx.x": 64}
-    assert _vectorized_extents(func) == [4, 4]
+    assert thread_extents(func) == {"blockIdx.x": 1, "threadIdx.x": 64}
+    assert vectorized_extents(func) == [4, 4]
 
 
 def test_unpacked_varying_windows_have_no_lane_vector():
     func = _schedule(_adaptive("avg", shape=(1, 16, 7, 7), layout="NCHW"))
-    assert _thread_extents(func) == {"blockIdx.x": 3, "threadIdx.x": 64}
-    assert _vectorized_extents(func) == []
+    assert thread_extents(func) == {"blockIdx.x": 3, "threadIdx.x": 64}
+    assert vectorized_extents(func) == []
 
 
 @pytest.mark.parametrize(

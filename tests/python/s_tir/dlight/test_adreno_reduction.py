@@ -31,6 +31,8 @@ from tvm.s_tir.dlight.adreno import ReductionConfig
 from tvm.script import ir as I
 from tvm.script import relax as R
 
+from adreno_schedule_testing import loops, thread_extents, vectorized_extents
+
 TARGET = tvm.target.Target("qcom/adreno-opencl-texture")
 PACKED = (1, 4, 8, 8, 4)
 
@@ -40,24 +42,6 @@ def _prim_func(compute, shape=PACKED, dtype="float32"):
     out = compute(data)
     outs = list(out) if isinstance(out, (list, tuple)) else [out]
     return te.create_prim_func([data, *outs])
-
-
-def _loops(func):
-    loops = []
-    tvm_ffi.structural_walk(func, [(tirx.For, loops.append)], order="pre")
-    return loops
-
-
-def _thread_extents(func):
-    return {
-        str(loop.thread_binding.thread_tag): int(loop.extent)
-        for loop in _loops(func)
-        if loop.thread_binding is not None
-    }
-
-
-def _vectorized_extents(func):
-    return [int(loop.extent) for loop in _loops(func) if loop.kind == tirx.ForKind.VECTORIZED]
 
 
 def _schedule(func, config=None):
@@ -73,15 +57,15 @@ def test_short_window_is_one_thread_per_output_pixel():
     """A 3x3 window (9 elements): 4 x 8 x 8 output pixels on threads, 64 per work group, the
     4 lanes of a pixel as one vector in the accumulation and the store."""
     func = _schedule(_prim_func(_max_pool))
-    assert _thread_extents(func) == {"blockIdx.x": 4, "threadIdx.x": 64}
-    assert 4 in _vectorized_extents(func)
+    assert thread_extents(func) == {"blockIdx.x": 4, "threadIdx.x": 64}
+    assert 4 in vectorized_extents(func)
 
 
 def test_long_reduction_shares_an_output_between_threads():
     """Global average pooling reduces 64 elements per output: one work group per output pixel
     (4 of them), its 64 threads split the reduction."""
     func = _schedule(_prim_func(lambda x: topi.nn.global_pool(x, "avg", layout="NCHW4c")))
-    assert _thread_extents(func) == {"blockIdx.x": 4, "threadIdx.x": 64}
+    assert thread_extents(func) == {"blockIdx.x": 4, "threadIdx.x": 64}
 
 
 @pytest.mark.parametrize("max_serial_elements, groups", [(64, 1), (8, 4)])
@@ -90,7 +74,7 @@ def test_switch_between_schedules_follows_the_config(max_serial_elements, groups
     when the config allows 64, split (one work group per pixel) otherwise."""
     config = ReductionConfig(max_serial_elements=max_serial_elements)
     func = _schedule(_prim_func(lambda x: topi.sum(x, axis=[2, 3])), config)
-    assert _thread_extents(func) == {"blockIdx.x": groups, "threadIdx.x": 64}
+    assert thread_extents(func) == {"blockIdx.x": groups, "threadIdx.x": 64}
 
 
 def test_config_is_bounded_by_the_target_thread_limit():
@@ -122,7 +106,7 @@ def test_packed_channel_argmax_is_scheduled():
     mod = PackChannelArgReduce()(ArgmaxOverChannels)
     (func,) = [f for _, f in mod.functions_items() if isinstance(f, tirx.PrimFunc)]
     # 9 outputs reducing 8 channels each: one thread per output
-    assert _thread_extents(_schedule(func)) == {"blockIdx.x": 1, "threadIdx.x": 64}
+    assert thread_extents(_schedule(func)) == {"blockIdx.x": 1, "threadIdx.x": 64}
 
 
 @pytest.mark.xfail(
@@ -166,8 +150,8 @@ def test_pooling_with_a_prelu_epilogue_is_one_kernel():
     func = _schedule(te.create_prim_func([data, slope, out]))
     assert func is not None
     # 4 x 4 x 4 output pixels on one work group, lanes as vectors
-    assert _thread_extents(func) == {"blockIdx.x": 1, "threadIdx.x": 64}
-    assert 4 in _vectorized_extents(func)
+    assert thread_extents(func) == {"blockIdx.x": 1, "threadIdx.x": 64}
+    assert 4 in vectorized_extents(func)
     names = [
         block.name_hint
         for block in _sblocks(func)
@@ -199,7 +183,7 @@ def _alloc_buffers(func):
 def _thread_var(func):
     (loop,) = [
         lp
-        for lp in _loops(func)
+        for lp in loops(func)
         if lp.thread_binding is not None and lp.thread_binding.thread_tag == "threadIdx.x"
     ]
     return loop.loop_var
@@ -227,7 +211,7 @@ def test_pad_after_a_short_pooling_runs_at_the_pad_outputs():
     and no threads sharing a window (the generic rules reduced 4 elements with 256 threads)."""
     func = _schedule(_prim_func(_nhwc_pool_then_channel_pad, shape=(1, 8, 8, 8)))
     assert func is not None
-    assert _thread_extents(func) == {"blockIdx.x": 4, "threadIdx.x": 64}
+    assert thread_extents(func) == {"blockIdx.x": 4, "threadIdx.x": 64}
     blocks = _blocks_under_threads(func)
     assert {"pool_max_init", "pool_max_update", "PadInput"} <= set(blocks), blocks
     for name in ("pool_max_init", "pool_max_update"):

@@ -19,80 +19,23 @@
 workloads of the other Adreno rules are declined."""
 
 import pytest
-import tvm_ffi
 
 import tvm
 import tvm.testing
-from tvm import relax, tirx
+from tvm import tirx
 from tvm.relax.transform.legalize_ops import adreno as legalize_adreno
 from tvm.s_tir import dlight as dl
 
+from adreno_schedule_testing import (
+    block_names,
+    fused_prim_funcs,
+    loops,
+    only,
+    thread_extents,
+    vectorized_extents,
+)
+
 TARGET = tvm.target.Target("qcom/adreno-opencl-texture")
-
-
-def _fused_prim_funcs(data, weight, groups=1, epilogue=None):
-    """The PrimFuncs of a legalized and fused NCHW4c conv2d (and its epilogue)."""
-    x = relax.Var("x", relax.TensorType(data, "float32"))
-    w = relax.Var("w", relax.TensorType(weight, "float32"))
-    builder = relax.BlockBuilder()
-    with builder.function("main", [x, w]):
-        with builder.dataflow():
-            conv = builder.normalize(
-                relax.op.nn.conv2d(
-                    x,
-                    w,
-                    padding=[1, 1],
-                    groups=groups,
-                    data_layout="NCHW4c",
-                    kernel_layout="OIHW4o",
-                    out_layout="NCHW4c",
-                )
-            )
-            # ty_args as AnnotateCustomMemoryScope leaves them
-            out = builder.emit(relax.Call(conv.op, conv.args, conv.attrs, [conv.ty]))
-            if epilogue is not None:
-                out = builder.emit(epilogue(out))
-            out = builder.emit_output(out)
-        builder.emit_func_output(out)
-    seq = tvm.transform.Sequential(
-        [
-            relax.transform.LegalizeOps({"relax.nn.conv2d": legalize_adreno.conv2d_NCHWc_OIHWo}),
-            relax.transform.AnnotateTIROpPattern(),
-            relax.transform.FuseOps(),
-            relax.transform.FuseTIR(),
-        ]
-    )
-    mod = seq(builder.get())
-    return {gv.name_hint: f for gv, f in mod.functions_items() if isinstance(f, tirx.PrimFunc)}
-
-
-def _only(funcs):
-    (func,) = funcs.values()
-    return func
-
-
-def _loops(func):
-    loops = []
-    tvm_ffi.structural_walk(func, [(tirx.For, loops.append)], order="pre")
-    return loops
-
-
-def _thread_extents(func):
-    return {
-        str(loop.thread_binding.thread_tag): int(loop.extent)
-        for loop in _loops(func)
-        if loop.thread_binding is not None
-    }
-
-
-def _vectorized_extents(func):
-    return [int(loop.extent) for loop in _loops(func) if loop.kind == tirx.ForKind.VECTORIZED]
-
-
-def _block_names(func):
-    names = []
-    tvm_ffi.structural_walk(func, [(tvm.s_tir.SBlock, lambda b: names.append(b.name_hint))])
-    return names
 
 
 def _schedule(func):
@@ -103,7 +46,7 @@ def _schedule(func):
 def _stages(tile=4):
     """The PrimFuncs of an F(tile x tile, 3x3) conv of 256 channels on an 8x8 map, by stage."""
     with legalize_adreno.winograd_mode(str(tile)):
-        funcs = _fused_prim_funcs((1, 64, 8, 8, 4), (64, 256, 3, 3, 4))
+        funcs = fused_prim_funcs((1, 64, 8, 8, 4), (64, 256, 3, 3, 4))
     stages = {}
     for name, func in funcs.items():
         for stage in ("weight_transform", "input_transform", "batched_product"):
@@ -120,26 +63,26 @@ def test_input_transform_is_one_thread_per_channel_texel_and_tile(tile):
     """64 channel texels x (8 / tile)^2 tiles, the padding inlined, whole texels written."""
     func = _schedule(_stages(tile)["input_transform"])
     tiles = (8 // tile) ** 2
-    assert _thread_extents(func) == {"blockIdx.x": 64 * tiles // 64, "threadIdx.x": 64}
-    assert _vectorized_extents(func) == [4]
-    assert not [name for name in _block_names(func) if name.endswith("pad")]
+    assert thread_extents(func) == {"blockIdx.x": 64 * tiles // 64, "threadIdx.x": 64}
+    assert vectorized_extents(func) == [4]
+    assert not [name for name in block_names(func) if name.endswith("pad")]
 
 
 def test_batched_product_reads_pixels_and_accumulates_texels():
     func = _schedule(_stages()["batched_product"])
     # 6 x 6 points x 64 output texels x 4 tiles
-    assert _thread_extents(func) == {"blockIdx.x": 36 * 64 * 4 // 64, "threadIdx.x": 64}
+    assert thread_extents(func) == {"blockIdx.x": 36 * 64 * 4 // 64, "threadIdx.x": 64}
     # the V pixel read, the product's lanes, the init, the store
-    assert _vectorized_extents(func) == [4, 4, 4, 4]
+    assert vectorized_extents(func) == [4, 4, 4, 4]
 
 
 def test_output_transform_loops_over_the_tile_without_unrolling():
     """Unrolled texture stores with staged lanes are miscompiled (CodeGenC SSA cache), so the
     tile loops must stay serial."""
     func = _schedule(_stages()["output_transform"])
-    assert _thread_extents(func) == {"blockIdx.x": 64 * 4 // 64, "threadIdx.x": 64}
-    assert _vectorized_extents(func) == [4]
-    assert not [loop for loop in _loops(func) if loop.kind == tirx.ForKind.UNROLLED]
+    assert thread_extents(func) == {"blockIdx.x": 64 * 4 // 64, "threadIdx.x": 64}
+    assert vectorized_extents(func) == [4]
+    assert not [loop for loop in loops(func) if loop.kind == tirx.ForKind.UNROLLED]
 
 
 def test_weight_transform_is_left_to_other_rules():
@@ -153,7 +96,7 @@ def test_weight_transform_is_left_to_other_rules():
     ids=["direct", "depthwise", "group"],
 )
 def test_other_convs_are_declined(weight, groups):
-    assert _schedule(_only(_fused_prim_funcs((1, 4, 8, 8, 4), weight, groups=groups))) is None
+    assert _schedule(only(fused_prim_funcs((1, 4, 8, 8, 4), weight, groups=groups))) is None
 
 
 def test_reduction_is_declined():

@@ -1,0 +1,94 @@
+# Licensed to the Apache Software Foundation (ASF) under one
+# or more contributor license agreements.  See the NOTICE file
+# distributed with this work for additional information
+# regarding copyright ownership.  The ASF licenses this file
+# to you under the Apache License, Version 2.0 (the
+# "License"); you may not use this file except in compliance
+# with the License.  You may obtain a copy of the License at
+#
+#   http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing,
+# software distributed under the License is distributed on an
+# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+# KIND, either express or implied.  See the License for the
+# specific language governing permissions and limitations
+# under the License.
+"""Helpers of the dlight.adreno rule tests: fused conv2d PrimFuncs as the Adreno legalization
+makes them, and the loops, thread extents, vector widths and block names of a scheduled one."""
+
+import tvm_ffi
+
+import tvm
+from tvm import relax, tirx
+from tvm.relax.transform.legalize_ops import adreno as legalize_adreno
+
+
+def fused_prim_funcs(data, weight, groups=1, epilogue=None):
+    """The PrimFuncs of a legalized and fused NCHW4c conv2d (and its epilogue)."""
+    x = relax.Var("x", relax.TensorType(data, "float32"))
+    w = relax.Var("w", relax.TensorType(weight, "float32"))
+    builder = relax.BlockBuilder()
+    with builder.function("main", [x, w]):
+        with builder.dataflow():
+            conv = builder.normalize(
+                relax.op.nn.conv2d(
+                    x,
+                    w,
+                    padding=[1, 1],
+                    groups=groups,
+                    data_layout="NCHW4c",
+                    kernel_layout="OIHW4o",
+                    out_layout="NCHW4c",
+                )
+            )
+            # ty_args as AnnotateCustomMemoryScope leaves them
+            out = builder.emit(relax.Call(conv.op, conv.args, conv.attrs, [conv.ty]))
+            if epilogue is not None:
+                out = builder.emit(epilogue(out))
+            out = builder.emit_output(out)
+        builder.emit_func_output(out)
+    seq = tvm.transform.Sequential(
+        [
+            relax.transform.LegalizeOps({"relax.nn.conv2d": legalize_adreno.conv2d_NCHWc_OIHWo}),
+            relax.transform.AnnotateTIROpPattern(),
+            relax.transform.FuseOps(),
+            relax.transform.FuseTIR(),
+        ]
+    )
+    mod = seq(builder.get())
+    return {gv.name_hint: f for gv, f in mod.functions_items() if isinstance(f, tirx.PrimFunc)}
+
+
+def only(funcs):
+    """The one PrimFunc of ``funcs``."""
+    (func,) = funcs.values()
+    return func
+
+
+def loops(func):
+    """Every loop of ``func``, outermost first."""
+    found = []
+    tvm_ffi.structural_walk(func, [(tirx.For, found.append)], order="pre")
+    return found
+
+
+def thread_extents(func):
+    """Thread tag -> extent of the loops bound to threads."""
+    return {
+        str(loop.thread_binding.thread_tag): int(loop.extent)
+        for loop in loops(func)
+        if loop.thread_binding is not None
+    }
+
+
+def vectorized_extents(func):
+    """Extents of the vectorized loops, outermost first."""
+    return [int(loop.extent) for loop in loops(func) if loop.kind == tirx.ForKind.VECTORIZED]
+
+
+def block_names(func):
+    """Names of the blocks of ``func``."""
+    names = []
+    tvm_ffi.structural_walk(func, [(tvm.s_tir.SBlock, lambda b: names.append(b.name_hint))])
+    return names
