@@ -118,8 +118,37 @@ def _pool_prelu(nb):
     return nb.emit(relax.op.nn.prelu(z, nb.param("alpha", (8,)), axis=3))
 
 
+def _widen_channels(nb, x, extra):
+    pads = [0, 0, 0, 0, 0, 0, 0, extra]
+    return nb.emit(relax.op.nn.pad(x, pad_width=pads, pad_value=0.0))
+
+
+def _blaze_widen(nb):
+    """BlazeFace's units that widen the channels (12 -> 16): the shortcut gets zero channels,
+    at stride 1 after the conv's input, at stride 2 after a max pooling."""
+    x = nb.emit(relax.op.nn.relu(_conv(nb, nb.input((1, 8, 8, 4)), 12, kernel=3)))
+    y = _conv(nb, _conv(nb, x, 12, kernel=3, depthwise=True), 16, kernel=1)
+    x = nb.emit(relax.op.nn.relu(nb.emit(relax.op.add(y, _widen_channels(nb, x, 4)))))
+    y = _conv(nb, _conv(nb, x, 16, kernel=3, stride=2, depthwise=True), 20, kernel=1)
+    pooled = nb.emit(relax.op.nn.max_pool2d(x, pool_size=2, strides=2, layout="NHWC"))
+    return nb.emit(relax.op.nn.relu(nb.emit(relax.op.add(y, _widen_channels(nb, pooled, 4)))))
+
+
+def _blaze_partial(nb):
+    """BlazeFace's 42-channel stage in small: 14 channels, not whole pixels, between a conv
+    that widens 12 -> 14 and one that widens 14 -> 20 (conv and pooled shortcut)."""
+    x = nb.emit(relax.op.nn.relu(_conv(nb, nb.input((1, 8, 8, 4)), 12, kernel=3)))
+    y = _conv(nb, _conv(nb, x, 12, kernel=3, depthwise=True), 14, kernel=1)
+    x = nb.emit(relax.op.nn.relu(nb.emit(relax.op.add(y, _widen_channels(nb, x, 2)))))
+    y = _conv(nb, _conv(nb, x, 14, kernel=3, stride=2, depthwise=True), 20, kernel=1)
+    pooled = nb.emit(relax.op.nn.max_pool2d(x, pool_size=2, strides=2, layout="NHWC"))
+    return nb.emit(relax.op.nn.relu(nb.emit(relax.op.add(y, _widen_channels(nb, pooled, 6)))))
+
+
 NETS = {
     "chain": _chain,
+    "blaze_widen": _blaze_widen,
+    "blaze_partial": _blaze_partial,
     "prelu_chain": _prelu_chain,
     "pool_prelu": _pool_prelu,
     "residual": _residual,
@@ -149,7 +178,7 @@ def _layout_transforms(lowered):
     return unblocking, of_input
 
 
-@pytest.mark.parametrize("net", ["chain", "residual", "blaze_block", "prelu_chain"])
+@pytest.mark.parametrize("net", ["chain", "residual", "blaze_block", "blaze_widen", "prelu_chain"])
 def test_one_transform_in_one_out(net, compile_dtype_mode):
     """The input is transformed into NCHW4c once, only the output out of it, and every other
     kernel reads a texture."""
@@ -162,6 +191,21 @@ def test_one_transform_in_one_out(net, compile_dtype_mode):
     # The bias add of every conv is inside the conv's kernel.
     convs = tt.conv2d_calls(lowered)
     assert convs and all("add" in c.func for c in convs), tt.describe_scopes(lowered)
+    tt.assert_kernels_use_images(ex)
+
+
+def test_partial_channel_stage_stays_on_textures(compile_dtype_mode):
+    """14 channels are held as 16 whose last two are zero: the convs, the residual adds with
+    their widened shortcuts and the pooling read and write textures, and no slice back to 14
+    channels is left. Only the pads and re-layouts of the weights and biases run on buffers
+    (parameters here; a model's constant weights fold at compile time)."""
+    lowered, ex = tt.build_texture_with_scopes(tt.build_network(_blaze_partial, compile_dtype_mode))
+    calls = tt.texture_call_scopes(lowered)
+    compute = [c for c in calls if "conv2d" in c.func or "pool" in c.func]
+    assert len(compute) == 6, tt.describe_scopes(lowered)
+    assert all(tt.is_texture(c.inputs[0]) for c in compute), tt.describe_scopes(lowered)
+    assert all(tt.is_texture(c.outputs[0]) for c in compute[:-1]), tt.describe_scopes(lowered)
+    assert not [c.func for c in calls if "strided_slice" in c.func], tt.describe_scopes(lowered)
     tt.assert_kernels_use_images(ex)
 
 

@@ -24,8 +24,9 @@ from tvm import relax, tirx
 from tvm.relax.transform.legalize_ops import adreno as legalize_adreno
 
 
-def fused_prim_funcs(data, weight, groups=1, epilogue=None):
-    """The PrimFuncs of a legalized and fused NCHW4c conv2d (and its epilogue)."""
+def fused_prim_funcs(data, weight, groups=1, epilogue=None, shortcut=None):
+    """The PrimFuncs of a legalized and fused NCHW4c conv2d (and its epilogue): ``epilogue``
+    maps the conv result, ``shortcut`` maps the conv result and the input ``x`` (a residual)."""
     x = relax.Var("x", relax.TensorType(data, "float32"))
     w = relax.Var("w", relax.TensorType(weight, "float32"))
     builder = relax.BlockBuilder()
@@ -46,6 +47,8 @@ def fused_prim_funcs(data, weight, groups=1, epilogue=None):
             out = builder.emit(relax.Call(conv.op, conv.args, conv.attrs, [conv.ty]))
             if epilogue is not None:
                 out = builder.emit(epilogue(out))
+            if shortcut is not None:
+                out = builder.emit(shortcut(out, x))
             out = builder.emit_output(out)
         builder.emit_func_output(out)
     seq = tvm.transform.Sequential(

@@ -99,6 +99,24 @@ def test_elementwise_epilogue_is_inlined_into_the_store():
     assert not epilogue & set(block_names(func))
 
 
+def _widened_shortcut(out, x):
+    """BlazeFace's residual: the input widened by zero channel blocks (4 -> 8) and added."""
+    wide = relax.op.nn.pad(x, [0, 0, 0, 4, 0, 0, 0, 0, 0, 0])
+    return relax.op.nn.relu(relax.op.add(out, wide))
+
+
+def test_zero_channel_pad_of_the_shortcut_is_read_in_the_store():
+    """The pad of the shortcut feeds the residual add only: it is inlined there (a guarded
+    read of ``x``) and the conv, add and ReLU are one kernel with one store."""
+    func = only(fused_prim_funcs((1, 4, 8, 8, 4), (8, 16, 3, 3, 4), shortcut=_widened_shortcut))
+    assert "PadInput" in block_names(func)
+    scheduled = _schedule(func)
+    assert scheduled is not None
+    names = set(block_names(scheduled))
+    assert not names & {"PadInput", "T_add", "compute"}, names
+    assert len(thread_extents(scheduled)) == 2  # one grid: blockIdx.x and threadIdx.x
+
+
 @pytest.mark.parametrize(
     "weight, groups",
     [((4, 1, 3, 3, 4), 16), ((4, 4, 3, 3, 4), 4)],

@@ -85,6 +85,22 @@ def test_epilogue_whose_input_has_two_consumers_is_inlined_whole():
     }
 
 
+def test_padding_read_by_an_elementwise_block_is_inlined():
+    """A zero-channel pad of the input read by the residual add (not by the conv) is inlined
+    into the add; the conv's own input padding is left for the conv rule."""
+
+    def _shortcut(out, x):
+        return relax.op.add(out, relax.op.nn.pad(x, [0, 0, 0, 4, 0, 0, 0, 0, 0, 0]))
+
+    func = only(fused_prim_funcs((1, 4, 8, 8, 4), (8, 16, 3, 3, 4), shortcut=_shortcut))
+    sch = s_tir.Schedule(func)
+    blocks = sch.get_child_blocks(sch.get_sblock("root"))
+    pads = [b for b in blocks if sch.get(b).name_hint in ("PadInput", "conv2d_data_pad")]
+    assert len(pads) == 2
+    remaining = dl.adreno.Fallback.schedule_inline_blocks(sch, pads)
+    assert [sch.get(b).name_hint for b in remaining] == ["conv2d_data_pad"]
+
+
 def test_data_padding_is_not_inlined_by_the_epilogue_helper():
     func = only(fused_prim_funcs((1, 4, 8, 8, 4), (8, 16, 3, 3, 4)))
     sch = s_tir.Schedule(func)

@@ -225,14 +225,30 @@ def test_pad_after_a_short_pooling_runs_at_the_pad_outputs():
     assert [buf.scope() for buf in pooled] == ["local"], pooled
 
 
-def test_pad_of_packed_pixels_after_a_pooling_is_declined():
-    """A pad writing packed pixels (a texture) would need whole-pixel stores, which the schedule
-    at the pad's outputs does not make."""
-
-    def _pool_then_pad(x):
-        return topi.nn.pad(_max_pool(x), [0, 0, 1, 1, 0], [0, 0, 1, 1, 0])
-
-    assert _schedule(_prim_func(_pool_then_pad)) is None
+def test_channel_pad_of_packed_pixels_after_a_pooling_stores_whole_pixels():
+    """BlazeFace's shortcut in NCHW4c: a pooling, one more block of zero channels, a residual
+    add and a ReLU. One thread per padded output pixel (2 x 4 x 4), its 4 lanes pooled and
+    stored as one vector, the pooling guarded off for the zero block, one block left after
+    the pooling (the pad and add inlined)."""
+    data = te.placeholder(PACKED, "float32", name="x")
+    residual = te.placeholder((1, 5, 4, 4, 4), "float32", name="r")
+    pooled = topi.nn.pool2d(data, (2, 2), (2, 2), (1, 1), (0, 0, 0, 0), "max", layout="NCHW4c")
+    wide = topi.nn.pad(pooled, [0, 0, 0, 0, 0], [0, 1, 0, 0, 0])
+    out = topi.nn.relu(topi.add(wide, residual))
+    func = _schedule(te.create_prim_func([data, residual, out]))
+    assert func is not None
+    assert thread_extents(func) == {"blockIdx.x": 2, "threadIdx.x": 64}
+    assert vectorized_extents(func).count(4) == 3, vectorized_extents(func)  # init, update, store
+    blocks = _blocks_under_threads(func)
+    (group,) = [
+        lp.loop_var
+        for lp in loops(func)
+        if lp.thread_binding is not None and lp.thread_binding.thread_tag == "blockIdx.x"
+    ]
+    for name in ("pool_max_init", "pool_max_update"):
+        # the 64 pooled pixels fill the first work group; the second holds the zero block
+        assert tvm_ffi.structural_equal(blocks[name], tirx.LT(group, 1)), blocks[name]
+    assert set(blocks) - {"pool_max_init", "pool_max_update"} == {"compute"}, blocks
 
 
 def test_long_reduction_before_another_domain_is_declined():

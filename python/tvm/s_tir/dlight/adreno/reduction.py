@@ -33,8 +33,9 @@ Two schedules, chosen by the number of reduced elements per output:
   typical of global pooling and reductions over whole channels or images.
 
 A short reduction followed by a block over another domain (a channel pad after a max pooling,
-as in MediaPipe's detectors) is scheduled at the outputs of that last block instead: one thread
-per output, the reduction values it reads computed in its registers.
+as in MediaPipe's detectors, and the residual add and activation after it) is scheduled at the
+outputs of that last block instead: one thread per output, or per pixel of a packed output, the
+reduction values it reads computed in its registers.
 """
 
 from typing import List, Optional
@@ -85,6 +86,10 @@ class Reduction(AdrenoScheduleRule):
         # A last block over another domain (a pad after the pooling) is scheduled at its own
         # outputs, with the reduction computed under it (short reductions only, see below).
         consumer = self._consumer_over_another_domain(sch, blocks, block)
+        if consumer is not None:
+            if not self._inline_into_consumer(sch, blocks, block, consumer):
+                return None
+            blocks = sch.get_child_blocks(root)
         epilogue = self._inline_others(sch, blocks[:-1] if consumer else blocks, block)
         if epilogue is False or (consumer is not None and epilogue is not None):
             return None
@@ -111,12 +116,13 @@ class Reduction(AdrenoScheduleRule):
             spatial, lane = spatial[:-1], spatial[-1]
         if consumer is not None:
             # Each consumer output recomputes the reduction outputs it reads: only cheap for
-            # short reductions, and a texture store needs whole pixels, which this does not make.
+            # short reductions.
             if reduce_elems is None or reduce_elems > config.max_serial_elements:
                 return None
-            if self._pixel_lanes(sch.get(consumer), len(sch.get(consumer).iter_vars)):
-                return None
-            self._schedule_at_consumer(sch, block, consumer, config)
+            consumer_lanes = self._pixel_lanes(sch.get(consumer), len(sch.get(consumer).iter_vars))
+            if consumer_lanes and not lanes:
+                return None  # each lane of a stored pixel would need its own reduction
+            self._schedule_at_consumer(sch, block, consumer, consumer_lanes, config)
             return sch
         # Reduction extents that vary per output (adaptive pooling windows) are bounded by one
         # window of the input: reduce them serially.
@@ -191,6 +197,22 @@ class Reduction(AdrenoScheduleRule):
         if points is None or points == Reduction._spatial_points(sch.get(block)):
             return None
         return last
+
+    @staticmethod
+    def _inline_into_consumer(sch: s_tir.Schedule, blocks, block, consumer) -> bool:
+        """Inline the blocks between the reduction and ``consumer`` that iterate over the
+        consumer's domain (a pad before a residual add and its activation) forwards, into
+        ``consumer``; False when one cannot be inlined."""
+        index = [sch.get(b).name_hint for b in blocks].index(sch.get(block).name_hint)
+        points = Reduction._spatial_points(sch.get(consumer))
+        for between in blocks[index + 1 : -1]:
+            if Reduction._spatial_points(sch.get(between)) != points:
+                continue  # over the reduction's domain: an epilogue, inlined later
+            try:
+                sch.compute_inline(between)
+            except s_tir.ScheduleError:
+                return False
+        return True
 
     @staticmethod
     def _spatial_points(block: "s_tir.SBlock") -> Optional[int]:
@@ -279,10 +301,12 @@ class Reduction(AdrenoScheduleRule):
             sch.decompose_reduction(block, reduction[0])
 
     @staticmethod
-    def _schedule_at_consumer(sch, block, consumer, config: ReductionConfig):
-        """One thread per output of the consumer; the reduction outputs it reads are computed
-        in registers under its thread, guarded where the consumer reads none (the pad)."""
-        fused = sch.fuse(*sch.get_loops(consumer))
+    def _schedule_at_consumer(sch, block, consumer, lanes: bool, config: ReductionConfig):
+        """One thread per output of the consumer (per pixel when ``lanes``: its 4 lanes are
+        stored together); the reduction outputs it reads are computed in registers under its
+        thread, guarded where the consumer reads none (the pad)."""
+        loops = sch.get_loops(consumer)
+        fused = sch.fuse(*(loops[:-1] if lanes else loops))
         bx, tx = sch.split(fused, [None, config.serial_threads])
         sch.bind(bx, "blockIdx.x")
         sch.bind(tx, "threadIdx.x")
@@ -290,9 +314,21 @@ class Reduction(AdrenoScheduleRule):
         sch.compute_at(block, tx, preserve_unit_loops=True)
         stmt = sch.get(block)
         num_r = sum(iv.iter_type == tirx.IterVar.CommReduce for iv in stmt.iter_vars)
+        if lanes:
+            sch.vectorize(sch.get_loops(consumer)[-1])
+            # the lanes innermost, under the window: one pixel read per window step
+            window = sch.get_loops(block)[-num_r:]
+            lane = sch.get_loops(block)[-num_r - 1]
+            sch.reorder(*window, lane)
+            try:
+                sch.vectorize(lane)
+            except s_tir.ScheduleError:
+                # the block's binding under the split is not affine (outputs per channel block
+                # not a multiple of the work group): the lanes stay a loop, reading per lane
+                pass
         try:
             # the initialization out of the window loops, where the bindings allow it
-            sch.decompose_reduction(block, sch.get_loops(block)[-num_r])
+            sch.decompose_reduction(block, sch.get_loops(block)[-num_r - (1 if lanes else 0)])
         except s_tir.ScheduleError:
             pass  # a partial last work group: the init stays a branch of the first window step
 

@@ -142,5 +142,113 @@ def test_unpacked_tensor_with_two_uses_and_padding_transforms_are_kept():
     tvm.ir.assert_structural_equal(FoldTextureLayoutTransforms()(Before), Before)
 
 
+def test_unpack_sinks_below_a_channel_pad_of_whole_blocks():
+    """BlazeFace's shortcut: NHWC zero channels 8 -> 12 become one more channel block, the pad
+    runs in NCHW4c (with the spatial pad) and the transforms around it cancel."""
+
+    @I.ir_module
+    class Before:
+        @R.function
+        def main(x: R.Tensor((1, 2, 4, 4, 4), "float32")) -> R.Tensor((1, 3, 6, 4, 4), "float32"):
+            with R.dataflow():
+                nhwc = R.layout_transform(x, index_map=lambda n, c, h, w, l: (n, h, w, c * 4 + l))
+                wide = R.nn.pad(nhwc, pad_width=[0, 0, 1, 1, 0, 0, 0, 4], pad_value=0.0)
+                y = R.layout_transform(wide, index_map=lambda n, h, w, c: (n, c // 4, h, w, c % 4))
+                R.output(y)
+            return y
+
+    @I.ir_module
+    class Expected:
+        @R.function
+        def main(x: R.Tensor((1, 2, 4, 4, 4), "float32")) -> R.Tensor((1, 3, 6, 4, 4), "float32"):
+            with R.dataflow():
+                y = R.nn.pad(x, pad_width=[0, 0, 0, 1, 1, 1, 0, 0, 0, 0], pad_value=0.0)
+                R.output(y)
+            return y
+
+    tvm.ir.assert_structural_equal(FoldTextureLayoutTransforms()(Before), Expected)
+
+
+def test_channel_pad_sinks_below_a_transform_with_another_reader():
+    """The unpacked tensor also feeds a permute_dims: the pad still runs in NCHW4c, and the
+    transform stays for the other reader."""
+
+    @I.ir_module
+    class Before:
+        @R.function
+        def main(
+            x: R.Tensor((1, 2, 4, 4, 4), "float32"),
+        ) -> R.Tuple(R.Tensor((1, 3, 4, 4, 4), "float32"), R.Tensor((1, 8, 4, 4), "float32")):
+            with R.dataflow():
+                nhwc = R.layout_transform(x, index_map=lambda n, c, h, w, l: (n, h, w, c * 4 + l))
+                wide = R.nn.pad(nhwc, pad_width=[0, 0, 0, 0, 0, 0, 0, 4], pad_value=0.0)
+                y = R.layout_transform(wide, index_map=lambda n, h, w, c: (n, c // 4, h, w, c % 4))
+                z = R.permute_dims(nhwc, [0, 3, 1, 2])
+                out = (y, z)
+                R.output(out)
+            return out
+
+    @I.ir_module
+    class Expected:
+        @R.function
+        def main(
+            x: R.Tensor((1, 2, 4, 4, 4), "float32"),
+        ) -> R.Tuple(R.Tensor((1, 3, 4, 4, 4), "float32"), R.Tensor((1, 8, 4, 4), "float32")):
+            with R.dataflow():
+                nhwc = R.layout_transform(x, index_map=lambda n, c, h, w, l: (n, h, w, c * 4 + l))
+                y = R.nn.pad(x, pad_width=[0, 0, 0, 1, 0, 0, 0, 0, 0, 0], pad_value=0.0)
+                z = R.permute_dims(nhwc, [0, 3, 1, 2])
+                out = (y, z)
+                R.output(out)
+            return out
+
+    tvm.ir.assert_structural_equal(FoldTextureLayoutTransforms()(Before), Expected)
+
+
+def test_channel_pads_of_part_blocks_and_reflections_stay_unpacked():
+    """Two zero channels would split a texel block; a reflection over channels reads lanes of
+    other blocks: both pads keep their unpacked layout. A spatial reflection is any layout's."""
+
+    @I.ir_module
+    class Before:
+        @R.function
+        def main(
+            x: R.Tensor((1, 2, 4, 4, 4), "float32"),
+            z: R.Tensor((1, 2, 4, 4, 4), "float32"),
+        ) -> R.Tuple(R.Tensor((1, 10, 4, 4), "float32"), R.Tensor((1, 16, 4, 4), "float32")):
+            with R.dataflow():
+                a = R.layout_transform(x, index_map=lambda n, c, h, w, l: (n, c * 4 + l, h, w))
+                part = R.nn.pad(a, pad_width=[0, 0, 0, 2, 0, 0, 0, 0], pad_value=0.0)
+                b = R.layout_transform(z, index_map=lambda n, c, h, w, l: (n, c * 4 + l, h, w))
+                mirrored = R.nn.pad(b, pad_width=[0, 0, 4, 4, 0, 0, 0, 0], pad_mode="reflect")
+                out = (part, mirrored)
+                R.output(out)
+            return out
+
+    tvm.ir.assert_structural_equal(FoldTextureLayoutTransforms()(Before), Before)
+
+    @I.ir_module
+    class Spatial:
+        @R.function
+        def main(x: R.Tensor((1, 2, 4, 4, 4), "float32")) -> R.Tensor((1, 8, 6, 6), "float32"):
+            with R.dataflow():
+                a = R.layout_transform(x, index_map=lambda n, c, h, w, l: (n, c * 4 + l, h, w))
+                y = R.nn.pad(a, pad_width=[0, 0, 0, 0, 1, 1, 1, 1], pad_mode="reflect")
+                R.output(y)
+            return y
+
+    @I.ir_module
+    class SpatialExpected:
+        @R.function
+        def main(x: R.Tensor((1, 2, 4, 4, 4), "float32")) -> R.Tensor((1, 8, 6, 6), "float32"):
+            with R.dataflow():
+                p = R.nn.pad(x, pad_width=[0, 0, 0, 0, 1, 1, 1, 1, 0, 0], pad_mode="reflect")
+                y = R.layout_transform(p, index_map=lambda n, c, h, w, l: (n, c * 4 + l, h, w))
+                R.output(y)
+            return y
+
+    tvm.ir.assert_structural_equal(FoldTextureLayoutTransforms()(Spatial), SpatialExpected)
+
+
 if __name__ == "__main__":
     tvm.testing.main()

@@ -37,7 +37,14 @@ transform back to ``NCHW``.
    channel-complete tensors (a ``(1, C, 1, 1)`` bias, a residual) transformed too, which
    cancels for a residual that comes out of ``NCHW4c`` and folds for a constant bias.
 
-3. merges identical transforms of one tensor (``ConvertLayout`` emits one per use, so an
+3. moves a layout transform out of ``NCHW4c`` below an ``nn.pad`` that pads channels by
+   whole texel blocks (BlazeFace's and palm detection's shortcuts widen the channels by a
+   multiple of 4 with zeros): the pad runs in ``NCHW4c``, padding the channel-block axis.
+   ``ConvertLayout`` leaves such pads in the unpacked layout, between a transform out of
+   ``NCHW4c`` and one back (the C++ root: ``InferLayoutPad`` in
+   ``src/relax/op/nn/nn.cc`` keeps the initial layout for a sub-indexed layout; it could map
+   a pad of whole blocks as done here);
+4. merges identical transforms of one tensor (``ConvertLayout`` emits one per use, so an
    ``NHWC`` input read by a conv and a residual add was transformed twice).
 
 ``FoldTextureLayoutTransforms`` applies to any such transform, not only those around
@@ -136,6 +143,7 @@ class _TransposeLowering(relax.PyExprMutator):
 class _LayoutFolder(relax.PyExprMutator):
     layout_op = Op.get("relax.layout_transform")
     permute_op = Op.get("relax.permute_dims")
+    pad_op = Op.get("relax.nn.pad")
     unary_ops = tuple(Op.get(name) for name in UNARY_OPS)
     binary_ops = tuple(Op.get(name) for name in BINARY_OPS)
 
@@ -143,10 +151,11 @@ class _LayoutFolder(relax.PyExprMutator):
         super().__init__(mod)
         self.uses = uses
 
-    def _unblocking(self, var: relax.Expr) -> Optional[relax.Call]:
+    def _unblocking(self, var: relax.Expr, only_use: bool = True) -> Optional[relax.Call]:
         """The ``layout_transform`` bound to ``var`` when it leaves a texture layout (5-D
-        input blocked by 4, 4-D output, no padding) and ``var`` has no other use."""
-        if not isinstance(var, relax.Var) or self.uses.get(var, 0) != 1:
+        input blocked by 4, 4-D output, no padding) and, with ``only_use``, ``var`` has no
+        other use."""
+        if not isinstance(var, relax.Var) or only_use and self.uses.get(var, 0) != 1:
             return None
         value = self.lookup_binding(var)
         if not isinstance(value, relax.Call) or not value.op.same_as(self.layout_op):
@@ -164,6 +173,8 @@ class _LayoutFolder(relax.PyExprMutator):
             return self._cancel(call)
         if any(call.op.same_as(op) for op in self.unary_ops + self.binary_ops):
             return self._sink(call)
+        if call.op.same_as(self.pad_op):
+            return self._sink_pad(call)
         return call
 
     def _cancel(self, call: relax.Call) -> relax.Expr:
@@ -221,6 +232,43 @@ class _LayoutFolder(relax.PyExprMutator):
         blocked = self.builder_.emit(relax.Call(call.op, args, call.attrs, call.ty_args))
         return relax.op.layout_transform(blocked, back)
 
+    def _sink_pad(self, call: relax.Call) -> relax.Expr:
+        """``pad(unpack(x))`` as ``unpack(pad(x))`` when the pad keeps whole texel blocks.
+
+        The unpacked tensor may have other readers: the pad is then no longer one of them,
+        and the transform goes when the others were folded away too (an elementwise op
+        would instead be computed twice, in both layouts)."""
+        unblock = self._unblocking(call.args[0], only_use=False)
+        if unblock is None:
+            return call
+        back = unblock.attrs.index_map
+        into = back.inverse(_shape(unblock.args[0]))
+        widths = [int(w) for w in call.attrs.pad_width]
+        blocked_widths = []
+        for index in into.final_indices[:-1]:
+            # each blocked axis but the lanes is one unpacked axis (n, c // 4, h, w)
+            axis = [a for a, var in enumerate(into.initial_indices) if _uses_var(index, var)]
+            if len(axis) != 1:
+                return call
+            before, after = widths[2 * axis[0]], widths[2 * axis[0] + 1]
+            if (before or after) and _uses_var(
+                into.final_indices[-1], into.initial_indices[axis[0]]
+            ):
+                # the channel axis: whole blocks of constant lanes only
+                if call.attrs.pad_mode != "constant" or before % _LANES or after % _LANES:
+                    return call
+                before, after = before // _LANES, after // _LANES
+            blocked_widths += [before, after]
+        blocked = self.builder_.emit(
+            relax.op.nn.pad(
+                unblock.args[0],
+                blocked_widths + [0, 0],
+                call.attrs.pad_mode,
+                float(call.attrs.pad_value),
+            )
+        )
+        return relax.op.layout_transform(blocked, back)
+
 
 def _use_counts(func: relax.Function) -> dict:
     counts: dict = {}
@@ -263,7 +311,7 @@ class LowerConv2dTransposeNCHWc:  # pylint: disable=too-few-public-methods
 @tvm.transform.module_pass(opt_level=0, name="FoldTextureLayoutTransforms")
 class FoldTextureLayoutTransforms:  # pylint: disable=too-few-public-methods
     """Cancel inverse layout transforms and move transforms out of ``NCHW4c`` below
-    elementwise ops.
+    elementwise ops and channel pads of whole blocks.
 
     Run after ``ConvertLayout``; see the module docstring.
 
