@@ -205,6 +205,56 @@ def plots(rows, ceilings, docs: pathlib.Path, device: str) -> List[str]:
     return made
 
 
+def peer_rows(run: pathlib.Path, rows) -> List[str]:
+    """The peers' section: per network our (a) and (t) beside the best fp32 mode of each peer
+    engine, from ``bench/peers/<run>-peers.csv`` (the same device call as ``run``)."""
+    peers = read_csv(REPO / "bench" / "peers" / (run.stem + "-peers.csv"))
+    if not peers:
+        return []
+    ours = {
+        (r["model"], r["config"]): r
+        for r in rows
+        if r["kind"] == "network" and r["status"] == "ok" and r["dtype"] == "float32"
+    }
+    body = []
+    for model in sorted({m for m, _ in ours}):
+        best = {}
+        for r in peers:
+            exact = r["status"] == "ok" and fnum(r["rel_err"], 1.0) <= 1e-3
+            if r["model"] != model or not exact or not r["median_ms"]:
+                continue
+            if r["engine"] not in best or fnum(r["median_ms"]) < fnum(
+                best[r["engine"]]["median_ms"]
+            ):
+                best[r["engine"]] = r
+        cells = [model]
+        for cfg in ("a", "t"):
+            mine = ours.get((model, cfg), {})
+            cells.append(mine.get("steady_wall_ms", ""))
+        for engine in ("mnn", "litert"):
+            peer = best.get(engine)
+            cells.append(f"{peer['median_ms']} ({peer['config']})" if peer else "n/a")
+        fastest = min((fnum(b["median_ms"]) for b in best.values()), default=float("nan"))
+        mine = fnum(ours.get((model, "a"), {}).get("steady_wall_ms"))
+        cells.append(f"{fastest / mine:.2f}x" if best and mine == mine else "n/a")
+        body.append(cells)
+    text = (
+        "Measured in the same device call as the table above (``../shared/peers``, same graphs, "
+        "weights and input). Ours: *steady wall* ms of (a) untuned and (t) tuned; the peers: the "
+        "median ms of back-to-back runs of their fastest float32 mode whose result is right "
+        "(rel err <= 1e-3). *vs best peer*: the best peer's time over (a)'s (>1: (a) faster). "
+        "Wall clocks of small networks on this box spread by up to 30% between configurations "
+        "that compile to the same kernels, so differences below that are not significant.\n"
+    )
+    return [
+        "Peers",
+        "-----",
+        "",
+        text,
+        table(["network", "(a) ms", "(t) ms", "MNN (mode)", "LiteRT (mode)", "vs best peer"], body),
+    ]
+
+
 def render(run: pathlib.Path, docs: pathlib.Path) -> str:
     rows = read_csv(run)
     stem = run.with_suffix("")
@@ -461,9 +511,7 @@ def render(run: pathlib.Path, docs: pathlib.Path) -> str:
             if any(r.get("timed") == "device events" for r in profile)
             else "synced profile"
         )
-        out.append(
-            f"Where the time goes (share of the 25 slowest kernels per network, {how}):\n"
-        )
+        out.append(f"Where the time goes (share of the 25 slowest kernels per network, {how}):\n")
         out.append(
             table(
                 [
@@ -590,6 +638,7 @@ def render(run: pathlib.Path, docs: pathlib.Path) -> str:
                 ],
             )
         )
+    out += peer_rows(run, rows)
     if checks:
         npass = sum(r["result"] == "pass" for r in checks)
         out += ["Runtime checks on the device", "----------------------------", ""]
