@@ -63,6 +63,7 @@ def test_layout_rewrites_run_around_convert_layout():
         "AlignBroadcastRank",
         "LowerConv2dTransposeNCHWc",
         "PadConvChannels",
+        "KeepPaddedChannels",
         "LegalizeChannelNorms",
     ]
     assert names[convert - len(before) : convert] == before

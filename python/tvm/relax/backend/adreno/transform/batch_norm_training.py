@@ -31,6 +31,7 @@ the call's momentum, as ``topi.nn.batch_norm`` computes them.
 
 import tvm
 from tvm import relax
+from tvm.relax.transform import function_pass
 from tvm.ir import Op
 
 
@@ -83,7 +84,7 @@ class _TrainingBatchNormRewriter(relax.PyExprMutator):
         )
 
 
-@relax.transform.function_pass(opt_level=0, name="KeepTrainingBatchNorm")
+@function_pass(opt_level=0, name="KeepTrainingBatchNorm")
 class KeepTrainingBatchNorm:  # pylint: disable=too-few-public-methods
     """Rewrite ``nn.batch_norm(training=True)`` into an inference-mode batch norm of the
     batch's statistics, before ``DecomposeOpsForInference``; see the module docstring.

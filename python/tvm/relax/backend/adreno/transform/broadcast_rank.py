@@ -41,6 +41,7 @@ from typing import Optional
 
 import tvm
 from tvm import relax
+from tvm.relax.transform import function_pass
 from tvm.ir import Op
 
 #: Binary broadcast ops whose layout inference needs operands of equal rank.
@@ -118,7 +119,7 @@ class _RankAligner(relax.PyExprMutator):
         return layout.index("C") if len(layout) == ACTIVATION_RANK and "C" in layout else None
 
 
-@tvm.transform.module_pass(opt_level=0, name="AlignBroadcastRank")
+@function_pass(opt_level=0, name="AlignBroadcastRank")
 class AlignBroadcastRank:  # pylint: disable=too-few-public-methods
     """Reshape the per-channel, lower-rank operand of a broadcast op on a conv2d result to
     rank 4.
@@ -131,10 +132,8 @@ class AlignBroadcastRank:  # pylint: disable=too-few-public-methods
         The pass.
     """
 
-    def transform_module(self, mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
-        """Apply the rewrite to every Relax function of ``mod``."""
-        aligner = _RankAligner(mod)
-        for gvar, func in mod.functions_items():
-            if isinstance(func, relax.Function):
-                aligner.builder_.update_func(gvar, aligner.visit_expr(func))
-        return aligner.builder_.get()
+    def transform_function(
+        self, func: relax.Function, mod: tvm.IRModule, _ctx: tvm.transform.PassContext
+    ) -> relax.Function:
+        """Apply the rewrite to ``func``, a Relax function of ``mod``."""
+        return _RankAligner(mod).visit_expr(func)

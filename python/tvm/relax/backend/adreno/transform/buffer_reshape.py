@@ -32,6 +32,7 @@ scope into ``R.reshape``, which the VM lowers to a view.
 
 import tvm
 from tvm import relax
+from tvm.relax.transform import function_pass
 
 _CALL_TIR = tvm.ir.Op.get("relax.call_tir")
 
@@ -97,7 +98,7 @@ class _ReshapeRewriter(relax.PyExprMutator):
         return relax.op.reshape(fields[0], out_ty.shape)
 
 
-@tvm.transform.module_pass(opt_level=0, name="RewriteBufferReshapeToView")
+@function_pass(opt_level=0, name="RewriteBufferReshapeToView")
 class RewriteBufferReshapeToView:  # pylint: disable=too-few-public-methods
     """Rewrite ``call_tir`` of reshape-like PrimFuncs between ``global`` buffers into
     ``R.reshape`` (a view at run time).  Texture operands are left alone.
@@ -111,10 +112,8 @@ class RewriteBufferReshapeToView:  # pylint: disable=too-few-public-methods
         The pass.
     """
 
-    def transform_module(self, mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
-        """Rewrite every Relax function of ``mod``."""
-        rewriter = _ReshapeRewriter(mod)
-        for gvar, func in mod.functions_items():
-            if isinstance(func, relax.Function):
-                rewriter.builder_.update_func(gvar, rewriter.visit_expr(func))
-        return rewriter.builder_.get()
+    def transform_function(
+        self, func: relax.Function, mod: tvm.IRModule, _ctx: tvm.transform.PassContext
+    ) -> relax.Function:
+        """Apply the rewrite to ``func``, a Relax function of ``mod``."""
+        return _ReshapeRewriter(mod).visit_expr(func)

@@ -60,6 +60,7 @@ from typing import List, Optional
 
 import tvm
 from tvm import relax, te, tirx
+from tvm.relax.transform import function_pass
 from tvm.ir import Op
 
 # Reductions whose layout inference keeps the packed channel axis when keepdims=True: every
@@ -107,7 +108,7 @@ class _ChannelKeepdimsRewriter(relax.PyExprMutator):
         return relax.op.expand_dims(reduced, axis=axes)
 
 
-@tvm.transform.module_pass(opt_level=0, name="SplitChannelReductionKeepdims")
+@function_pass(opt_level=0, name="SplitChannelReductionKeepdims")
 class SplitChannelReductionKeepdims:  # pylint: disable=too-few-public-methods
     """Rewrite ``reduce(x, axis, keepdims=True)`` of 4-D tensors over the channel axis into
     ``expand_dims(reduce(x, axis, keepdims=False), axis)``.
@@ -120,13 +121,11 @@ class SplitChannelReductionKeepdims:  # pylint: disable=too-few-public-methods
         The pass.
     """
 
-    def transform_module(self, mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
-        """Apply the rewrite to every Relax function of ``mod``."""
-        rewriter = _ChannelKeepdimsRewriter(mod)
-        for gvar, func in mod.functions_items():
-            if isinstance(func, relax.Function):
-                rewriter.builder_.update_func(gvar, rewriter.visit_expr(func))
-        return rewriter.builder_.get()
+    def transform_function(
+        self, func: relax.Function, mod: tvm.IRModule, _ctx: tvm.transform.PassContext
+    ) -> relax.Function:
+        """Apply the rewrite to ``func``, a Relax function of ``mod``."""
+        return _ChannelKeepdimsRewriter(mod).visit_expr(func)
 
 
 # Channels per texture pixel (the last axis of the packed layout).

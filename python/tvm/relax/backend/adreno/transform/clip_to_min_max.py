@@ -28,6 +28,7 @@ kernel. The result is identical (clip is defined as exactly this composition).
 
 import tvm
 from tvm import relax
+from tvm.relax.transform import function_pass
 from tvm.ir import Op
 
 
@@ -49,7 +50,7 @@ class _ClipRewriter(relax.PyExprMutator):
         return relax.op.minimum(lower, high)
 
 
-@tvm.transform.module_pass(opt_level=0, name="ClipToMinMax")
+@function_pass(opt_level=0, name="ClipToMinMax")
 class ClipToMinMax:  # pylint: disable=too-few-public-methods
     """Rewrite ``clip`` of 4-D tensors into ``minimum(maximum(x, lo), hi)``.
 
@@ -61,10 +62,8 @@ class ClipToMinMax:  # pylint: disable=too-few-public-methods
         The pass.
     """
 
-    def transform_module(self, mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
-        """Apply the rewrite to every Relax function of ``mod``."""
-        rewriter = _ClipRewriter(mod)
-        for gvar, func in mod.functions_items():
-            if isinstance(func, relax.Function):
-                rewriter.builder_.update_func(gvar, rewriter.visit_expr(func))
-        return rewriter.builder_.get()
+    def transform_function(
+        self, func: relax.Function, mod: tvm.IRModule, _ctx: tvm.transform.PassContext
+    ) -> relax.Function:
+        """Apply the rewrite to ``func``, a Relax function of ``mod``."""
+        return _ClipRewriter(mod).visit_expr(func)

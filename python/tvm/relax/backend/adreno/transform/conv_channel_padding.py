@@ -42,6 +42,7 @@ group.
 
 import tvm
 from tvm import relax
+from tvm.relax.transform import function_pass
 from tvm.ir import Op
 
 #: Channels per texture pixel.
@@ -145,7 +146,7 @@ class _ConvChannelPadder(relax.PyExprMutator):
         )
 
 
-@tvm.transform.module_pass(opt_level=0, name="PadConvChannels")
+@function_pass(opt_level=0, name="PadConvChannels")
 class PadConvChannels:  # pylint: disable=too-few-public-methods
     """Pad conv2d channels to a multiple of 4; see the module docstring.
 
@@ -157,10 +158,8 @@ class PadConvChannels:  # pylint: disable=too-few-public-methods
         The pass.
     """
 
-    def transform_module(self, mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
-        """Apply the rewrite to every Relax function of ``mod``."""
-        padder = _ConvChannelPadder(mod)
-        for gvar, func in mod.functions_items():
-            if isinstance(func, relax.Function):
-                padder.builder_.update_func(gvar, padder.visit_expr(func))
-        return padder.builder_.get()
+    def transform_function(
+        self, func: relax.Function, mod: tvm.IRModule, _ctx: tvm.transform.PassContext
+    ) -> relax.Function:
+        """Apply the rewrite to ``func``, a Relax function of ``mod``."""
+        return _ConvChannelPadder(mod).visit_expr(func)

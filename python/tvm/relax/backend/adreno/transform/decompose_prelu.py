@@ -30,6 +30,7 @@ and ``add`` follow any layout, the slope becomes a per-channel operand like a bi
 
 import tvm
 from tvm import relax
+from tvm.relax.transform import function_pass
 from tvm.ir import Op
 
 
@@ -58,7 +59,7 @@ class _PReLUDecomposer(relax.PyExprMutator):
         return relax.op.add(positive, scaled)
 
 
-@tvm.transform.module_pass(opt_level=0, name="DecomposePReLU")
+@function_pass(opt_level=0, name="DecomposePReLU")
 class DecomposePReLU:  # pylint: disable=too-few-public-methods
     """Rewrite ``nn.prelu`` with a 1-D slope into ``maximum(x, 0) + alpha * minimum(x, 0)``.
 
@@ -70,10 +71,8 @@ class DecomposePReLU:  # pylint: disable=too-few-public-methods
         The pass.
     """
 
-    def transform_module(self, mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
-        """Apply the rewrite to every Relax function of ``mod``."""
-        rewriter = _PReLUDecomposer(mod)
-        for gvar, func in mod.functions_items():
-            if isinstance(func, relax.Function):
-                rewriter.builder_.update_func(gvar, rewriter.visit_expr(func))
-        return rewriter.builder_.get()
+    def transform_function(
+        self, func: relax.Function, mod: tvm.IRModule, _ctx: tvm.transform.PassContext
+    ) -> relax.Function:
+        """Apply the rewrite to ``func``, a Relax function of ``mod``."""
+        return _PReLUDecomposer(mod).visit_expr(func)

@@ -44,6 +44,7 @@ from typing import Dict, List, Optional, Tuple
 
 import tvm
 from tvm import relax
+from tvm.relax.transform import function_pass
 from tvm.ir import Op
 
 from .conv_channel_padding import _pad_axis, _round_up, _static_shape
@@ -218,7 +219,7 @@ class _PaddedChannelKeeper(relax.PyExprMutator):
         return relax.op.nn.pad(source, pad_width=widths, pad_value=0.0)
 
 
-@relax.transform.function_pass(opt_level=0, name="KeepPaddedChannels")
+@function_pass(opt_level=0, name="KeepPaddedChannels")
 class KeepPaddedChannels:  # pylint: disable=too-few-public-methods
     """Keep tensors after a channel-padded conv at the padded channel count while their extra
     channels stay zero; see the module docstring.
