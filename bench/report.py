@@ -243,8 +243,7 @@ def peer_rows(run: pathlib.Path, rows) -> List[str]:
         "weights and input). Ours: *steady wall* ms of (a) untuned and (t) tuned; the peers: the "
         "median ms of back-to-back runs of their fastest float32 mode whose result is right "
         "(rel err <= 1e-3). *vs best peer*: the best peer's time over (a)'s (>1: (a) faster). "
-        "Wall clocks of small networks on this box spread by up to 30% between configurations "
-        "that compile to the same kernels, so differences below that are not significant.\n"
+        "One run each: no spread between runs is measured here.\n"
     )
     return [
         "Peers",
