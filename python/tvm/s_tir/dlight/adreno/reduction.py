@@ -137,6 +137,13 @@ class Reduction(AdrenoScheduleRule):
         return any(iv.iter_type == tirx.IterVar.CommReduce for iv in block.iter_vars)
 
     @staticmethod
+    def _position(sch: s_tir.Schedule, blocks, block) -> int:
+        """The index of ``block`` in ``blocks``, found by the block itself (``blocks`` may be
+        references taken after ``block`` was, which compare unequal)."""
+        stmt = sch.get(block)
+        return next(i for i, b in enumerate(blocks) if sch.get(b).same_as(stmt))
+
+    @staticmethod
     def _inline_others(sch: s_tir.Schedule, blocks, block):
         """Inline the injective blocks: producers into the reduction, consumers after it.
 
@@ -145,7 +152,7 @@ class Reduction(AdrenoScheduleRule):
         into their readers, and one epilogue is kept and returned.  Returns False when the
         function has another structure, else the epilogue block or None.
         """
-        index = [sch.get(b).name_hint for b in blocks].index(sch.get(block).name_hint)
+        index = Reduction._position(sch, blocks, block)
         for producer in reversed(blocks[:index]):
             try:
                 sch.compute_inline(producer)
@@ -203,7 +210,7 @@ class Reduction(AdrenoScheduleRule):
         """Inline the blocks between the reduction and ``consumer`` that iterate over the
         consumer's domain (a pad before a residual add and its activation) forwards, into
         ``consumer``; False when one cannot be inlined."""
-        index = [sch.get(b).name_hint for b in blocks].index(sch.get(block).name_hint)
+        index = Reduction._position(sch, blocks, block)
         points = Reduction._spatial_points(sch.get(consumer))
         for between in blocks[index + 1 : -1]:
             if Reduction._spatial_points(sch.get(between)) != points:

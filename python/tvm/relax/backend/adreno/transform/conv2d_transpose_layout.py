@@ -128,6 +128,13 @@ def _uses_var(expr, var) -> bool:
     return any(v.same_as(var) for v in tirx.analysis.undefined_vars(expr))
 
 
+def _lane_axes(into: tirx.IndexMap) -> List[int]:
+    """The unpacked axes that ``into`` (unpacked -> blocked) folds into the lanes: the
+    channel axis of a texture layout."""
+    lanes = into.final_indices[-1]
+    return [axis for axis, var in enumerate(into.initial_indices) if _uses_var(lanes, var)]
+
+
 @relax.expr_functor.mutator
 class _TransposeLowering(relax.PyExprMutator):
     transpose_op = Op.get("relax.nn.conv2d_transpose")
@@ -210,11 +217,7 @@ class _LayoutFolder(relax.PyExprMutator):
         out_shape = _shape(unblock)
         back = unblock.attrs.index_map
         into = back.inverse(_shape(unblock.args[0]))
-        channel = [
-            axis
-            for axis, var in enumerate(into.initial_indices)
-            if _uses_var(into.final_indices[-1], var)
-        ]
+        channel = _lane_axes(into)
         args = list(call.args)
         for i in tensors:
             other = self._unblocking(args[i])
@@ -244,6 +247,7 @@ class _LayoutFolder(relax.PyExprMutator):
         back = unblock.attrs.index_map
         into = back.inverse(_shape(unblock.args[0]))
         widths = [int(w) for w in call.attrs.pad_width]
+        channel = _lane_axes(into)
         blocked_widths = []
         for index in into.final_indices[:-1]:
             # each blocked axis but the lanes is one unpacked axis (n, c // 4, h, w)
@@ -251,9 +255,7 @@ class _LayoutFolder(relax.PyExprMutator):
             if len(axis) != 1:
                 return call
             before, after = widths[2 * axis[0]], widths[2 * axis[0] + 1]
-            if (before or after) and _uses_var(
-                into.final_indices[-1], into.initial_indices[axis[0]]
-            ):
+            if (before or after) and axis[0] in channel:
                 # the channel axis: whole blocks of constant lanes only
                 if call.attrs.pad_mode != "constant" or before % _LANES or after % _LANES:
                     return call
