@@ -60,6 +60,11 @@ VARIANTS = {
     "tile_2x1": {"Conv2dConfig": {"columns": 1, "occupancy_waves": ()}},
     "tile_1x2": {"Conv2dConfig": {"channel_blocks": 1, "pointwise_columns": 2}},
     "dw_columns_1": {"GroupConv2dConfig": {"columns": 1}},
+    "split_k_1": {"Conv2dConfig": {"split_k": 1}},
+    "split_k_2": {"Conv2dConfig": {"split_k": 2}},
+    "split_k_4": {"Conv2dConfig": {"split_k": 4}},
+    "split_k_16": {"Conv2dConfig": {"split_k": 16}},
+    "split_k_16_waves_16": {"Conv2dConfig": {"split_k": 16, "split_k_waves": 16}},
     "dw_columns_4": {"GroupConv2dConfig": {"columns": 4}},
 }
 

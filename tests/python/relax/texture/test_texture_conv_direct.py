@@ -20,9 +20,12 @@ The rule gives each work item a tile of output channel blocks x output columns, 
 occupancy guard when the layer has few work items, reads the input row under the tile once per
 kernel row (a sliding window) and computes the input padding inside the conv's read. Each case
 runs with the default knobs (small test shapes: the guard shrinks the tile to one pixel), with
-the largest tile and the guard off, and with a tile of odd columns, and must equal the float32
+the largest tile and the guard off, with a tile of odd columns, never and most split across
+threads (split-K, for deep layers with few outputs), and must equal the float32
 LLVM build on fresh random inputs; the padded input must not be written by a kernel of its own.
 """
+
+import re
 
 import pytest
 
@@ -57,10 +60,18 @@ CASES = {
     "3x3_bias_relu_8_48": tt.Case(_conv(8, 48, 9, epilogue=True)),
     # A 1x1 conv (no padding block) whose input also feeds the fused residual add.
     "pointwise_bias_relu_residual_16": tt.Case(_conv(16, 16, 8, 1, epilogue=True, residual=True)),
+    # Deep layers with few outputs: the input channels split across threads (split-K), 4 ways
+    # for the 1x1, 8 for the 3x3 (whose residual is read in the write-back of the partials).
+    "split_k_pointwise_256_32_7x7": tt.Case(_conv(256, 32, 7, kernel=1)),
+    "split_k_3x3_bias_relu_residual_64_7x7": tt.Case(
+        _conv(64, 64, 7, epilogue=True, residual=True)
+    ),
 }
 
 
-# The knob extremes: the guard off and the largest tile; a 3-column tile (widths 6, 9, 15).
+# The knob extremes: the guard off and the largest tile (with the default split of the input
+# channels: a tile of 32 pixels per thread in the write-back); a 3-column tile (widths 6, 9,
+# 15); one pixel, never split; the most split (16 ways where the channels allow).
 TILES = {
     "default": None,
     "largest_tile": rule_config.Conv2dConfig(
@@ -69,7 +80,8 @@ TILES = {
     "three_columns": rule_config.Conv2dConfig(
         channel_blocks=2, columns=3, pointwise_columns=3, occupancy_waves=()
     ),
-    "one_pixel": rule_config.Conv2dConfig(channel_blocks=1, columns=1),
+    "one_pixel": rule_config.Conv2dConfig(channel_blocks=1, columns=1, split_k=1),
+    "split_k_16": rule_config.Conv2dConfig(split_k=16, split_k_waves=16),
 }
 
 
@@ -145,7 +157,8 @@ def test_tile_in_kernel(monkeypatch):
     )
     _, executable = tt.check_compile(CASES["3x3_stride2_16_32_15x15"], "float32")
     (conv,) = [k for name, k in tt.kernel_sources(executable).items() if "conv2d" in name]
-    assert "conv2d_NCHWc_OIHWo_local_ptr[128]" in conv.body, conv.body[:600]
+    # (the accumulator of a part of the input channels where they are split: ``_rf``)
+    assert re.search(r"conv2d_NCHWc_OIHWo(_rf)?_local_ptr\[128\]", conv.body), conv.body[:600]
     assert "data_pad_local_ptr[36]" in conv.body, conv.body[:600]
 
 

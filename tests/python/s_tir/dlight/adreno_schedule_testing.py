@@ -95,3 +95,13 @@ def block_names(func):
     names = []
     tvm_ffi.structural_walk(func, [(tvm.s_tir.SBlock, lambda b: names.append(b.name_hint))])
     return names
+
+
+def alloc_scopes(func):
+    """Memory scopes of the buffers that the blocks of ``func`` allocate."""
+    scopes = set()
+    tvm_ffi.structural_walk(
+        func,
+        [(tvm.s_tir.SBlock, lambda b: scopes.update(str(buf.scope()) for buf in b.alloc_buffers))],
+    )
+    return scopes

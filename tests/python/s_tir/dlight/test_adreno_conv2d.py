@@ -25,11 +25,13 @@ import tvm.testing
 from tvm import relax
 from tvm.s_tir import dlight as dl
 from tvm.s_tir.dlight.adreno.config import Conv2dConfig
-from tvm.s_tir.dlight.adreno.convolution import conv_tile
+from tvm.s_tir.dlight.adreno.convolution import conv_tile, split_k_ways
 
 from adreno_schedule_testing import (
+    alloc_scopes,
     block_names,
     fused_prim_funcs,
+    loops,
     only,
     thread_extents,
     vectorized_extents,
@@ -38,8 +40,12 @@ from adreno_schedule_testing import (
 TARGET = tvm.target.Target("qcom/adreno-opencl-texture")
 
 
-def _schedule(func):
-    sch = dl.adreno.Conv2d().apply(func, TARGET, False)
+# The schedule without the split of the input channels (test_deep_small_layer_splits_...).
+UNSPLIT = Conv2dConfig(split_k=1)
+
+
+def _schedule(func, config=None):
+    sch = dl.adreno.Conv2d(config).apply(func, TARGET, False)
     return None if sch is None else sch.mod["main"]
 
 
@@ -78,14 +84,14 @@ def test_conv_threads_cover_the_outputs_and_pixels_are_vectors():
     """8 channel blocks x 8 x 8 outputs, one texel per item (the occupancy guard shrinks the
     tile of so few items): 4 work groups of 128; the staged input row, weights, accumulator
     init and store are 4-lane vectors; the padding is computed inside the input read."""
-    func = _schedule(only(fused_prim_funcs((1, 4, 8, 8, 4), (8, 16, 3, 3, 4))))
+    func = _schedule(only(fused_prim_funcs((1, 4, 8, 8, 4), (8, 16, 3, 3, 4))), UNSPLIT)
     assert thread_extents(func) == {"blockIdx.x": 4, "threadIdx.x": 128}
     assert vectorized_extents(func) == [4, 4, 4, 4]
     assert not [name for name in block_names(func) if name.endswith("pad")]
 
 
 def test_range_smaller_than_a_work_group_gets_a_group_of_its_size():
-    func = _schedule(only(fused_prim_funcs((1, 4, 2, 2, 4), (2, 16, 3, 3, 4))))
+    func = _schedule(only(fused_prim_funcs((1, 4, 2, 2, 4), (2, 16, 3, 3, 4))), UNSPLIT)
     assert thread_extents(func) == {"blockIdx.x": 1, "threadIdx.x": 8}
 
 
@@ -110,11 +116,61 @@ def test_zero_channel_pad_of_the_shortcut_is_read_in_the_store():
     read of ``x``) and the conv, add and ReLU are one kernel with one store."""
     func = only(fused_prim_funcs((1, 4, 8, 8, 4), (8, 16, 3, 3, 4), shortcut=_widened_shortcut))
     assert "PadInput" in block_names(func)
-    scheduled = _schedule(func)
+    scheduled = _schedule(func, UNSPLIT)
     assert scheduled is not None
     names = set(block_names(scheduled))
     assert not names & {"PadInput", "T_add", "compute"}, names
     assert len(thread_extents(scheduled)) == 2  # one grid: blockIdx.x and threadIdx.x
+
+
+@pytest.mark.parametrize(
+    "items, in_blocks, taps, row_items, ways",
+    [
+        # ResNet-50's 1x1 1024 -> 256 on 14x14 at one texel per item: 12544 items are 3 waves
+        # per compute unit of the default device: split 4 ways (12 waves, past 8).
+        (12544, 256, 1, 14, 4),
+        # 2048 -> 512 on 7x7: 1.5 waves, split up to the config's most, 8.
+        (6272, 512, 1, 7, 8),
+        # Enough waves already: no split.
+        (100352, 16, 1, 56, 1),
+        # 64 input channels: parts of 16 blocks, not fewer (min steps 16).
+        (196, 16, 1, 14, 1),
+        (196, 64, 1, 14, 4),
+        # A 3x3 counts its taps: 16 blocks x 9 taps split 8 ways keeps 18 steps a part.
+        (392, 16, 9, 7, 8),
+        # A row of 56 items: 2 x 56 threads fit a work group of 128, 4 x 56 do not.
+        (100, 64, 1, 56, 2),
+    ],
+)
+def test_split_k_ways(items, in_blocks, taps, row_items, ways):
+    assert split_k_ways(items, in_blocks, taps, row_items, Conv2dConfig()) == ways
+
+
+def test_split_k_ways_follows_its_knobs():
+    assert split_k_ways(6272, 512, 1, 7, Conv2dConfig(split_k=1)) == 1
+    assert split_k_ways(6272, 512, 1, 7, Conv2dConfig(split_k=16)) == 8  # 12 waves at 8
+    assert split_k_ways(6272, 512, 1, 7, Conv2dConfig(split_k=16, split_k_waves=16)) == 16
+    assert split_k_ways(12544, 256, 1, 14, Conv2dConfig(split_k_waves=4)) == 2
+
+
+def test_deep_small_layer_splits_its_channels_across_threads():
+    """64 -> 32 channels, 3x3 on 7x7: 392 one-texel items, far below a wave per compute unit.
+    The 16 input channel blocks x 9 taps are split 8 ways (threadIdx.y) over work groups of a
+    row of 7 items; the partials meet in shared memory and each row item sums its 8 partials
+    and stores a whole pixel after the ReLU."""
+    func = only(fused_prim_funcs((1, 16, 7, 7, 4), (8, 64, 3, 3, 4), epilogue=relax.op.nn.relu))
+    scheduled = _schedule(func)
+    assert thread_extents(scheduled) == {"blockIdx.x": 56, "threadIdx.y": 8, "threadIdx.x": 7}
+    assert "shared" in alloc_scopes(scheduled)
+    assert vectorized_extents(scheduled)[-1] == 4  # the store of whole pixels
+    assert not {"compute", "T_add"} & set(block_names(scheduled))
+
+
+def test_well_occupied_layer_is_not_split():
+    func = only(fused_prim_funcs((1, 16, 56, 56, 4), (16, 64, 1, 1, 4)))
+    scheduled = _schedule(func)
+    assert "threadIdx.y" not in thread_extents(scheduled)
+    assert "shared" not in alloc_scopes(scheduled)
 
 
 @pytest.mark.parametrize(

@@ -156,6 +156,13 @@ class Conv2dConfig(RuleConfig):
     occupancy_waves : Tuple[int, ...]
         For each threshold the layer's waves per compute unit (at the full tile) fall below,
         one tile dimension is halved.
+    split_k : int
+        Most parts the input channels of a work item are split into, across the threads of a
+        work group (:func:`~.convolution.split_k_ways`).
+    split_k_waves : int
+        The split doubles while the layer's waves per compute unit stay below this.
+    split_k_min_steps : int
+        Fewest reduction steps of one part.
     """
 
     THREAD_KNOBS: ClassVar[Tuple[str, ...]] = ("threads",)
@@ -205,6 +212,25 @@ class Conv2dConfig(RuleConfig):
         ((8, 4, 2), ()),
         "TFLite GPU's guard: below 8, 4 and 2 waves per compute unit one tile dimension is "
         "halved each time (() turns the guard off)",
+    )
+
+    split_k: int = knob(
+        8,
+        (1, 2, 4, 8, 16),
+        "most ways the input channels of a work item are split across threads (1: never). "
+        "MNN and TFLite split the reduction of small deep layers across a work group too",
+    )
+    split_k_waves: int = knob(
+        8,
+        (4, 8, 16),
+        "the split doubles while the layer has fewer waves per compute unit than this: the "
+        "occupancy guard's first threshold",
+    )
+    split_k_min_steps: int = knob(
+        16,
+        (16,),
+        "fewest reduction steps (input channel blocks x taps) a part keeps: below it the "
+        "write-back's sum of the partials costs as much as the part",
     )
 
 
