@@ -18,6 +18,8 @@
 """Tests of the Adreno Relax pipeline: which passes run, in which order, for texture and
 buffer targets, and what the whole pipeline makes of a conv2d."""
 
+import collections
+
 import numpy as np
 import pytest
 
@@ -117,9 +119,10 @@ def test_dataflow_reshape_rewrite_is_left_out_for_textures_only():
     assert buffer == ["RewriteDataflowReshape"] + [n for n in texture if n not in texture_only]
 
 
-def test_storage_is_moved_to_its_physical_device_last():
+def test_storage_is_moved_to_its_physical_device_then_hoisted_last():
+    """Both read VM-lowered storage; the hoist copies the device index into its function."""
     names = [p.info.name for p in adreno.finalize_passes(TEXTURE)]
-    assert names[-1] == "AllocStorageOnPhysicalDevice"
+    assert names[-2:] == ["AllocStorageOnPhysicalDevice", "HoistStaticAllocations"]
 
 
 @I.ir_module
@@ -170,6 +173,74 @@ def test_pipeline_output_matches_numpy():
     vm = relax.VirtualMachine(tvm.compile(ConvRelu6, target=TEXTURE), dev)
     out = vm["main"](tvm.runtime.tensor(data, dev), tvm.runtime.tensor(weight, dev))
     tvm.testing.assert_allclose(out.numpy(), expected, rtol=1e-4, atol=1e-5)
+
+
+@requires_opencl_device
+def test_steady_state_calls_allocate_nothing_and_outputs_stay_valid():
+    """On OpenCL: a conv chain compiled for the texture target allocates no storage after its
+    first call; later calls give the LLVM build's answers on fresh inputs, and an output kept
+    from one call is not overwritten by the next."""
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType((1, 8, 12, 12), "float32"))
+    w1 = relax.Var("w1", relax.TensorType((16, 8, 3, 3), "float32"))
+    w2 = relax.Var("w2", relax.TensorType((8, 16, 3, 3), "float32"))
+    with bb.function("main", [x, w1, w2]):
+        with bb.dataflow():
+            y = bb.emit(relax.op.nn.relu(relax.op.nn.conv2d(x, w1, padding=1)))
+            z = bb.emit(relax.op.nn.conv2d(y, w2, padding=1))
+            out = bb.emit_output(relax.op.add(z, x))
+        bb.emit_func_output(out)
+    mod = bb.get()
+    target = tvm.target.Target("qcom/adreno-opencl-texture", host="llvm")
+    lowered = adreno.get_default_pipeline(target)(mod)
+    assert "main_static_alloc" in [gv.name_hint for gv in lowered.functions]
+
+    dev = tvm.opencl(0)
+    texture = relax.VirtualMachine(tvm.compile(mod, target=target), dev)
+    reference = relax.VirtualMachine(tvm.compile(mod, target="llvm"), tvm.cpu())
+    rng = np.random.default_rng()
+    weights = [
+        rng.standard_normal([int(d) for d in v.ty.shape]).astype("float32") for v in (w1, w2)
+    ]
+
+    def arguments(device, data):
+        return [tvm.runtime.tensor(a, device) for a in [data] + weights]
+
+    def fresh_input():
+        return rng.standard_normal((1, 8, 12, 12)).astype("float32")
+
+    counters = tvm.get_global_func("runtime.opencl.counters")
+    reset = tvm.get_global_func("runtime.opencl.reset_counters")
+    for _ in range(2):  # warm-up: programs built, the cached allocations made
+        texture["main"](*arguments(dev, fresh_input()))
+    inputs = [fresh_input() for _ in range(2)]
+    on_device = [arguments(dev, data) for data in inputs]  # uploaded before the count
+    reset()
+    results = [texture["main"](*args).numpy() for args in on_device]
+    created = {str(k): int(v) for k, v in counters().items() if "created" in str(k)}
+    assert created and not any(created.values()), created
+    # The VM itself: one steady-state call allocates only what main still allocates (its
+    # output), none of the storage hoisted into main_static_alloc.
+    builtins = collections.Counter()
+
+    def count(_func, name, before_run, _ret, *_args):
+        if before_run:
+            builtins[str(name)] += 1
+
+    texture.set_instrument(count)
+    texture["main"](*on_device[0])
+    per_call = lowered["main"].script().count("R.vm.alloc_storage")
+    hoisted = lowered["main_static_alloc"].script().count("R.vm.alloc_storage")
+    assert hoisted > 0
+    assert builtins["vm.builtin.alloc_storage"] == per_call, builtins
+    for data, got in zip(inputs, results):
+        expected = reference["main"](*arguments(tvm.cpu(), data)).numpy()
+        tvm.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+    kept = texture["main"](*arguments(dev, fresh_input()))
+    kept_value = kept.numpy()
+    texture["main"](*arguments(dev, fresh_input()))
+    np.testing.assert_array_equal(kept.numpy(), kept_value)
 
 
 if __name__ == "__main__":
