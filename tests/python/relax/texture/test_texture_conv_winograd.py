@@ -17,7 +17,7 @@
 """Winograd conv2d on the Adreno texture target.
 
 The Adreno conv2d legalization picks Winograd F(4x4, 3x3) or F(2x2, 3x3) for 3x3 stride-1
-convolutions with at least 256 channels (``winograd_tile``, measured per layer on NVIDIA H200);
+convolutions with at least 512 channels (``winograd_tile``, measured per layer on NVIDIA H200);
 ``winograd_mode`` overrides it.
 The chosen implementation shows in the PrimFunc name (``..._winograd4`` / ``..._winograd2``).
 Each stage is a call of its own (weight transform, input transform, batched product, output
@@ -83,13 +83,13 @@ def test_transform_matrices(tile):
 @pytest.mark.parametrize(
     "shape, mode, dtype_mode, expected",
     [
-        ((256, 256, 14), "auto", "float32", "winograd4"),  # measured: F(4x4) fastest
+        ((512, 512, 14), "auto", "float32", "winograd4"),  # 14x14: enough 6x6 tiles
         ((512, 512, 7), "auto", "float32", "winograd2"),  # measured: F(2x2) fastest at 7x7
-        ((256, 256, 14), "auto", "float16", "winograd2"),  # F(4x4) too inexact in half
-        ((256, 256, 14), "auto", "float16_acc32", "winograd4"),  # transforms in float32
-        ((128, 128, 28), "auto", "float32", "direct"),  # measured: direct fastest
-        ((256, 128, 14), "auto", "float32", "direct"),  # too few output channels
-        ((256, 256, 14), "off", "float32", "direct"),
+        ((512, 512, 14), "auto", "float16", "winograd2"),  # F(4x4) too inexact in half
+        ((512, 512, 14), "auto", "float16_acc32", "winograd4"),  # transforms in float32
+        ((256, 256, 14), "auto", "float32", "direct"),  # measured: direct (split) fastest
+        ((512, 256, 14), "auto", "float32", "direct"),  # too few output channels
+        ((512, 512, 14), "off", "float32", "direct"),
         ((8, 8, 8), "2", "float32", "winograd2"),
         ((8, 8, 6), "4", "float32", "winograd4"),
         ((8, 8, 8), "4", "float16", "winograd2"),
@@ -106,8 +106,8 @@ def test_strategy(shape, mode, dtype_mode, expected):
 @pytest.mark.parametrize(
     "knobs, shape, expected",
     [
-        # Winograd never (min_channels above any layer): the 256-channel layer goes direct.
-        ({"min_channels": 1 << 30}, (256, 256, 14), "direct"),
+        # Winograd never (min_channels above any layer): the 512-channel layer goes direct.
+        ({"min_channels": 1 << 30}, (512, 512, 14), "direct"),
         # From 8 channels: a small layer takes Winograd, F(4x4) at 8x8 outputs...
         ({"min_channels": 8}, (8, 8, 8), "winograd4"),
         # ...and F(2x2) when F(4x4) needs more than 8 outputs a side.

@@ -299,22 +299,24 @@ class WinogradChoiceConfig(RuleConfig):
         Smallest output height and width for F(4x4, 3x3); below it F(2x2, 3x3).
     """
 
-    # Measured on ResNet-50's 3x3 layers (NVIDIA H200 OpenCL, float32, median ms, direct /
-    # F(2x2) / F(4x4); bench/results/2026-11-30-nvidia-h200-winograd-choice.csv): 64ch 56x56
-    # 0.056 / 0.089 / 0.119, 128ch 28x28 0.084 / 0.117 / 0.113, 256ch 14x14 0.135 / 0.103 /
-    # 0.091, 512ch 7x7 0.245 / 0.102 / 0.127.
+    # Measured on ResNet-50's 3x3 layers (NVIDIA H200 OpenCL, float32, median ms of the layer
+    # with its two layout transforms, direct / F(2x2) / F(4x4);
+    # bench/results/2026-12-01-nvidia-h200-winograd-choice.csv, the direct conv splitting its
+    # input channels across threads): 64ch 56x56 0.053 / 0.071 / 0.083, 128ch 28x28 0.058 /
+    # 0.080 / 0.099, 256ch 14x14 0.062 / 0.079 / 0.085, 512ch 7x7 0.099 / 0.080 / 0.100.
+    # (Before the split, 2026-11-30-nvidia-h200-winograd-choice.csv, Winograd won from 256.)
     min_channels: int = knob(
-        256,
+        512,
         (64, 128, 256, 512, 1 << 30),
         "Winograd pays once the product (9 m^2 / (m + 2)^2 of the multiplies) outweighs the two "
-        "transforms and intermediate textures: direct won up to 128 channels, Winograd from 256 "
+        "transforms and intermediate textures: direct won up to 256 channels, F(2x2) at 512 "
         "(table above)",
     )
     tile4_min_extent: int = knob(
         8,
         (1, 8, 16, 1 << 30),
         "F(4x4) needs enough 6x6 tiles: at 7x7 (two tiles overhanging by one row and column) "
-        "F(2x2) was faster, at 14x14 F(4x4) (table above)",
+        "F(2x2) was faster (table above); at 14x14 F(4x4) was, before the direct conv's split",
     )
 
 

@@ -76,18 +76,18 @@ def _stage_annotations(mod):
 @pytest.mark.parametrize(
     "data, weight, strides, dtype, tile",
     [
-        # 256 channels, 8x8 output: F(4x4)
-        ((1, 64, 8, 8, 4), (64, 256, 3, 3, 4), (1, 1), "float32", 4),
+        # 512 channels, 8x8 output: F(4x4)
+        ((1, 128, 8, 8, 4), (128, 512, 3, 3, 4), (1, 1), "float32", 4),
         # a 4x4 output: F(2x2)
-        ((1, 64, 4, 4, 4), (64, 256, 3, 3, 4), (1, 1), "float32", 2),
+        ((1, 128, 4, 4, 4), (128, 512, 3, 3, 4), (1, 1), "float32", 2),
         # float16 always gets F(2x2)
-        ((1, 64, 8, 8, 4), (64, 256, 3, 3, 4), (1, 1), "float16", 2),
-        # fewer than 256 channels: direct
-        ((1, 32, 8, 8, 4), (32, 128, 3, 3, 4), (1, 1), "float32", 0),
+        ((1, 128, 8, 8, 4), (128, 512, 3, 3, 4), (1, 1), "float16", 2),
+        # fewer than 512 channels: direct
+        ((1, 64, 8, 8, 4), (64, 256, 3, 3, 4), (1, 1), "float32", 0),
         # stride 2: direct
-        ((1, 64, 8, 8, 4), (64, 256, 3, 3, 4), (2, 2), "float32", 0),
+        ((1, 128, 8, 8, 4), (128, 512, 3, 3, 4), (2, 2), "float32", 0),
         # 1x1 kernel: direct
-        ((1, 64, 8, 8, 4), (64, 256, 1, 1, 4), (1, 1), "float32", 0),
+        ((1, 128, 8, 8, 4), (128, 512, 1, 1, 4), (1, 1), "float32", 0),
     ],
 )
 def test_winograd_tile_by_shape(data, weight, strides, dtype, tile):
@@ -98,7 +98,7 @@ def test_winograd_tile_by_shape(data, weight, strides, dtype, tile):
 @pytest.mark.parametrize("mode, tile", [("off", 0), ("2", 2), ("4", 4)])
 def test_winograd_mode_overrides_the_shape_rule(mode, tile):
     _, small = _conv_call((1, 2, 8, 8, 4), (2, 8, 3, 3, 4))
-    _, large = _conv_call((1, 64, 8, 8, 4), (64, 256, 3, 3, 4))
+    _, large = _conv_call((1, 128, 8, 8, 4), (128, 512, 3, 3, 4))
     with legalize_adreno.winograd_mode(mode):
         assert legalize_adreno.winograd_tile(small) == tile
         assert legalize_adreno.winograd_tile(large) == tile
@@ -130,7 +130,7 @@ def test_each_conv_kind_gets_its_compute(weight, groups, compute):
 
 
 def test_winograd_conv_is_four_calls_with_annotated_stages():
-    mod, _ = _conv_call((1, 64, 8, 8, 4), (64, 256, 3, 3, 4))
+    mod, _ = _conv_call((1, 128, 8, 8, 4), (128, 512, 3, 3, 4))
     legalized = _legalize(mod)
     calls = []
 
@@ -162,7 +162,7 @@ def test_float16_conv_keeps_its_dtype():
     "legalizing to buffers or saying what is missing",
 )
 def test_winograd_conv_without_memory_scope_annotation_legalizes():
-    mod, _ = _conv_call((1, 64, 8, 8, 4), (64, 256, 3, 3, 4), with_ty_args=False)
+    mod, _ = _conv_call((1, 128, 8, 8, 4), (128, 512, 3, 3, 4), with_ty_args=False)
     assert "relax.nn.conv2d" not in _legalize(mod)["main"].script()
 
 
