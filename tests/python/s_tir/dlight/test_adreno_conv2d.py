@@ -183,7 +183,7 @@ def test_grouped_convs_are_declined(weight, groups):
 
 
 def test_winograd_stages_are_declined():
-    funcs = fused_prim_funcs((1, 64, 8, 8, 4), (64, 256, 3, 3, 4))
+    funcs = fused_prim_funcs((1, 128, 8, 8, 4), (128, 512, 3, 3, 4))
     assert len(funcs) == 4
     for name, func in funcs.items():
         assert _schedule(func) is None, name

@@ -84,13 +84,13 @@ def test_direct_conv_is_declined():
 
 def test_winograd_batched_product_is_declined():
     """The product of transformed tiles reads its data tiles for every output channel."""
-    funcs = fused_prim_funcs((1, 64, 8, 8, 4), (64, 256, 3, 3, 4))
+    funcs = fused_prim_funcs((1, 128, 8, 8, 4), (128, 512, 3, 3, 4))
     (product,) = [f for name, f in funcs.items() if "batched_product" in name]
     assert _schedule(product) is None
 
 
 def test_other_winograd_stages_are_declined():
-    funcs = fused_prim_funcs((1, 64, 8, 8, 4), (64, 256, 3, 3, 4))
+    funcs = fused_prim_funcs((1, 128, 8, 8, 4), (128, 512, 3, 3, 4))
     for name, func in funcs.items():
         if "batched_product" not in name:
             assert _schedule(func) is None, name
