@@ -245,6 +245,36 @@ def test_measure_over_rpc(tmp_path, small_bundle, rng):
     _check_numerics(_compile(mod, database), mod, rng, "tuned over RPC")
 
 
+def test_cold_cache_timing(small_bundle):
+    """With ``evict_bytes`` every timed launch follows one device copy of that size (the
+    runtime's counters see exactly one per sample), every candidate gets 4x the samples, and
+    the evictor copies what it is given. RPC refuses the option, with the reason."""
+    tt.require_device()
+    _, bundle, manifest = small_bundle
+    dev = tt.tvm_device()
+    counters = tvm.get_global_func("runtime.opencl.counters")
+    reset = tvm.get_global_func("runtime.opencl.reset_counters")
+    reset()
+    times = msa.measure_local(
+        bundle, dev, min_seconds=2e-4, repeat=2, log=lambda _: None, evict_bytes=1 << 20
+    )
+    funcs = [c["func"] for task in manifest["tasks"] for c in task["candidates"]]
+    assert times["evict_bytes"] == 1 << 20
+    samples = [times["results"][f]["run_secs"] for f in funcs]
+    assert all(len(s) == 8 and min(s) > 0 for s in samples), samples
+    assert int(counters()["device_copies"]) == 8 * len(funcs), counters()
+
+    name = msa.device_measure.register_cache_evictor(dev, 4096)
+    source = tvm.runtime.tensor(np.random.default_rng(3).integers(0, 255, 4096, "uint8"), dev)
+    reset()
+    tvm.get_global_func(name)(source)
+    assert int(counters()["device_copies"]) == 1
+    with pytest.raises(ValueError, match="positive size"):
+        msa.device_measure.register_cache_evictor(dev, 0)
+    with pytest.raises(ValueError, match="time warm over RPC"):
+        msa.measure_rpc(bundle, "127.0.0.1", 9190, "none", evict_bytes=1)
+
+
 def test_image_argument_allocator():
     """Texture-scoped arguments are allocated as images, filled with the seeded values, and a
     texture kernel launched on them computes right. (On plain buffers, what MetaSchedule's

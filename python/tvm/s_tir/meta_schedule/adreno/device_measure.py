@@ -107,9 +107,59 @@ def device_identity(device) -> Dict[str, str]:
     return {"name": str(device.device_name or ""), "driver": str(device.driver_version or "")}
 
 
-def time_function(module, name: str, device, args, min_seconds: float, repeat: int) -> List[float]:
-    """Run times (seconds per launch) of ``module[name]`` on ``args``: ``repeat`` samples, each
-    the mean of enough launches to last ``min_seconds`` (the device timer of time_evaluator)."""
+EVICT_FUNCTION = "meta_schedule.adreno.evict_device_cache"
+
+
+def register_cache_evictor(device, nbytes: int) -> str:
+    """Register :data:`EVICT_FUNCTION`, a device-to-device copy of ``nbytes``.
+
+    Timed back to back, a kernel finds its weights and inputs in the device's cache, which it
+    does not in a network: the layers before it have moved other data through the cache. Copying
+    more bytes than the cache holds between launches evicts them, so that the time is that of a
+    cold kernel. The function takes (and ignores) the timed kernel's arguments, as the
+    ``f_preproc`` of ``time_evaluator`` does. The copy runs in this process: it serves a local
+    device, not an RPC session's.
+
+    Parameters
+    ----------
+    device : tvm.runtime.Device
+        A device of this process.
+    nbytes : int
+        Bytes to move through the cache (a few times its size: ``CL_DEVICE_GLOBAL_MEM_CACHE_SIZE``
+        is the L2; a phone's system cache sits behind it).
+
+    Returns
+    -------
+    name : str
+        The registered global function's name.
+    """
+    import tvm  # pylint: disable=import-outside-toplevel
+
+    if nbytes <= 0:
+        raise ValueError(f"cache eviction needs a positive size in bytes, got {nbytes}")
+    source = tvm.runtime.empty((nbytes,), "uint8", device)
+    target = tvm.runtime.empty((nbytes,), "uint8", device)
+
+    def _evict(*_kernel_args):
+        source.copyto(target)
+
+    tvm.register_global_func(EVICT_FUNCTION, _evict, override=True)
+    return EVICT_FUNCTION
+
+
+def time_function(  # pylint: disable=too-many-arguments
+    module, name: str, device, args, min_seconds: float, repeat: int, evict: str = ""
+) -> List[float]:
+    """Run times (seconds per launch) of ``module[name]`` on ``args``, by the device timer of
+    ``time_evaluator``.
+
+    With warm caches (``evict`` empty), ``repeat`` samples, each the mean of enough launches to
+    last ``min_seconds``. With ``evict`` (a global function's name, see
+    :func:`register_cache_evictor`), ``4 * repeat`` samples of one launch each, the function
+    called before every one."""
+    if evict:
+        result = module.time_evaluator(name, device, number=1, repeat=4 * repeat, f_preproc=evict)
+        return [float(v) for v in result(*args).results]
     probe = module.time_evaluator(name, device, number=3, repeat=1)(*args)
     number = max(1, min(10000, int(min_seconds / max(probe.mean, 1e-7))))
     result = module.time_evaluator(name, device, number=number, repeat=repeat)(*args)
@@ -128,6 +178,7 @@ def measure_bundle(
     min_seconds: float = 2e-3,
     repeat: int = 5,
     log: Callable[[str], None] = print,
+    evict_bytes: int = 0,
 ) -> Dict[str, Any]:
     """Time every candidate of a tuning bundle.
 
@@ -145,13 +196,17 @@ def measure_bundle(
         Samples per candidate.
     log : Callable[[str], None]
         Where progress lines go.
+    evict_bytes : int
+        When positive, every launch is timed cold: this many bytes are copied through the
+        device's cache before it (:func:`register_cache_evictor`; a local device only).
 
     Returns
     -------
     times : Dict[str, Any]
-        ``{"format", "device": {"name", "driver"}, "results": {func: {"run_secs"} or
-        {"error"}}}``.
+        ``{"format", "device": {"name", "driver"}, "evict_bytes", "results": {func:
+        {"run_secs"} or {"error"}}}``.
     """
+    evict = register_cache_evictor(device, evict_bytes) if evict_bytes > 0 else ""
     results: Dict[str, Any] = {}
     for task in manifest["tasks"]:
         try:
@@ -165,7 +220,7 @@ def measure_bundle(
         best = None
         for cand in task["candidates"]:
             try:
-                secs = time_function(lib, cand["func"], device, args, min_seconds, repeat)
+                secs = time_function(lib, cand["func"], device, args, min_seconds, repeat, evict)
                 results[cand["func"]] = {"run_secs": secs}
                 median = float(np.median(secs))
                 best = median if best is None else min(best, median)
@@ -177,7 +232,12 @@ def measure_bundle(
                 f"task {task['name']}: {len(task['candidates'])} candidates, default "
                 f"{np.median(default) * 1e6:.1f} us, best {best * 1e6:.1f} us"
             )
-    return {"format": TIMES_FORMAT, "device": device_identity(device), "results": results}
+    return {
+        "format": TIMES_FORMAT,
+        "device": device_identity(device),
+        "evict_bytes": int(evict_bytes),
+        "results": results,
+    }
 
 
 def _load_opencl_runtime(tvm) -> None:
@@ -207,6 +267,12 @@ def main() -> int:
     parser.add_argument("--out", type=pathlib.Path, required=True)
     parser.add_argument("--min-ms", type=float, default=2.0, help="length of one sample")
     parser.add_argument("--repeat", type=int, default=5, help="samples per candidate")
+    parser.add_argument(
+        "--evict-mb",
+        type=float,
+        default=0.0,
+        help="time each launch cold: copy this many MiB through the device cache before it",
+    )
     args = parser.parse_args()
     import tvm  # pylint: disable=import-outside-toplevel
 
@@ -220,6 +286,7 @@ def main() -> int:
         dev,
         min_seconds=args.min_ms * 1e-3,
         repeat=args.repeat,
+        evict_bytes=int(args.evict_mb * 2**20),
     )
     times["seconds"] = round(time.perf_counter() - start, 1)
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -283,6 +283,11 @@ def measure_rpc(
     """
     from tvm import rpc  # pylint: disable=import-outside-toplevel
 
+    if kwargs.get("evict_bytes", 0) > 0:
+        raise ValueError(
+            "evict_bytes: cold-cache timing registers its evictor in the timing process, which "
+            "over RPC is the server; time warm over RPC, or run device_measure.py on the device"
+        )
     folder = pathlib.Path(bundle)
     manifest = _read_json(folder / "manifest.json", None)
     session = rpc.connect_tracker(host, port).request(

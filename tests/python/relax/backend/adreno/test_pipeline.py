@@ -196,7 +196,8 @@ def test_steady_state_calls_allocate_nothing_and_outputs_stay_valid():
     assert "main_static_alloc" in [gv.name_hint for gv in lowered.functions]
 
     dev = tvm.opencl(0)
-    texture = relax.VirtualMachine(tvm.compile(mod, target=target), dev)
+    executable = tvm.compile(mod, target=target)
+    texture = relax.VirtualMachine(executable, dev)
     reference = relax.VirtualMachine(tvm.compile(mod, target="llvm"), tvm.cpu())
     rng = np.random.default_rng()
     weights = [
@@ -241,6 +242,19 @@ def test_steady_state_calls_allocate_nothing_and_outputs_stay_valid():
     kept_value = kept.numpy()
     texture["main"](*arguments(dev, fresh_input()))
     np.testing.assert_array_equal(kept.numpy(), kept_value)
+
+    # Each VM keeps its own planned storage: a second VM of the same executable runs the
+    # allocation function on its first call (and only then), beside the first VM's cache.
+    second = relax.VirtualMachine(executable, dev)
+    second.set_instrument(count)
+    allocations = []
+    for data in inputs:
+        builtins.clear()
+        got = second["main"](*arguments(dev, data)).numpy()
+        allocations.append(builtins["vm.builtin.alloc_storage"])
+        expected = reference["main"](*arguments(tvm.cpu(), data)).numpy()
+        tvm.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+    assert allocations == [per_call + hoisted, per_call], allocations
 
 
 if __name__ == "__main__":
