@@ -26,6 +26,7 @@ import functools
 import json
 import logging
 import re
+import time
 
 import numpy as np
 import pytest
@@ -273,6 +274,34 @@ def test_cold_cache_timing(small_bundle):
         msa.device_measure.register_cache_evictor(dev, 0)
     with pytest.raises(ValueError, match="time warm over RPC"):
         msa.measure_rpc(bundle, "127.0.0.1", 9190, "none", evict_bytes=1)
+
+
+def test_timing_stops_at_its_deadline_and_resumes(small_bundle):
+    """Past the deadline no task is timed and each is listed; a resumed run keeps the tasks
+    of the earlier times as they are (not timed again), times the rest, checkpoints after
+    each, and refuses earlier times of another cache-eviction setting."""
+    tt.require_device()
+    _, bundle, manifest = small_bundle
+    dev = tt.tvm_device()
+    quiet = {"min_seconds": 2e-4, "repeat": 2, "log": lambda _: None}
+    names = [task["name"] for task in manifest["tasks"]]
+    stopped = msa.measure_local(bundle, dev, deadline=time.monotonic(), **quiet)
+    assert stopped["untimed_tasks"] == names and not stopped["results"], stopped
+
+    first = manifest["tasks"][0]
+    earlier = dict(stopped, results={c["func"]: {"run_secs": [1.0]} for c in first["candidates"]})
+    saved = []
+    resumed = msa.measure_local(bundle, dev, resume=earlier, checkpoint=saved.append, **quiet)
+    assert resumed["untimed_tasks"] == []
+    funcs = [c["func"] for task in manifest["tasks"] for c in task["candidates"]]
+    assert sorted(resumed["results"]) == sorted(funcs)
+    for cand in first["candidates"]:
+        assert resumed["results"][cand["func"]] == {"run_secs": [1.0]}
+    others = [f for f in funcs if f not in earlier["results"]]
+    assert all(resumed["results"][f]["run_secs"][0] < 1.0 for f in others)
+    assert len(saved) == len(names) - 1
+    with pytest.raises(ValueError, match="cannot resume"):
+        msa.measure_local(bundle, dev, resume=earlier, evict_bytes=1 << 20, **quiet)
 
 
 def test_image_argument_allocator():

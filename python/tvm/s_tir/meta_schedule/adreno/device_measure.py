@@ -38,7 +38,7 @@ import os
 import pathlib
 import sys
 import time
-from typing import Any, Callable, Dict, List, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -179,6 +179,9 @@ def measure_bundle(
     repeat: int = 5,
     log: Callable[[str], None] = print,
     evict_bytes: int = 0,
+    resume: Optional[Dict[str, Any]] = None,
+    deadline: Optional[float] = None,
+    checkpoint: Optional[Callable[[Dict[str, Any]], None]] = None,
 ) -> Dict[str, Any]:
     """Time every candidate of a tuning bundle.
 
@@ -199,45 +202,79 @@ def measure_bundle(
     evict_bytes : int
         When positive, every launch is timed cold: this many bytes are copied through the
         device's cache before it (:func:`register_cache_evictor`; a local device only).
+    resume : Optional[Dict[str, Any]]
+        Times of an earlier, unfinished run on the same device and with the same
+        ``evict_bytes``: its tasks are kept and not timed again.
+    deadline : Optional[float]
+        A ``time.monotonic()`` value; no task is started after it (the ones left are listed as
+        not timed, and a later run can resume).
+    checkpoint : Optional[Callable[[Dict[str, Any]], None]]
+        Called with the times so far after every task (to save them: a run stopped from
+        outside then loses one task at most).
 
     Returns
     -------
     times : Dict[str, Any]
         ``{"format", "device": {"name", "driver"}, "evict_bytes", "results": {func:
-        {"run_secs"} or {"error"}}}``.
+        {"run_secs"} or {"error"}}, "untimed_tasks"}``.
     """
-    evict = register_cache_evictor(device, evict_bytes) if evict_bytes > 0 else ""
-    results: Dict[str, Any] = {}
-    for task in manifest["tasks"]:
-        try:
-            lib = load_library(task["lib"])
-            args = alloc_image_arguments(device, task["args"], 1, seed=task["index"])[0]
-        except Exception as err:  # pylint: disable=broad-except
-            for cand in task["candidates"]:
-                results[cand["func"]] = {"error": "load: " + _one_line(err)}
-            log(f"task {task['name']}: {_one_line(err)}")
-            continue
-        best = None
-        for cand in task["candidates"]:
-            try:
-                secs = time_function(lib, cand["func"], device, args, min_seconds, repeat, evict)
-                results[cand["func"]] = {"run_secs": secs}
-                median = float(np.median(secs))
-                best = median if best is None else min(best, median)
-            except Exception as err:  # pylint: disable=broad-except
-                results[cand["func"]] = {"error": _one_line(err)}
-        default = results.get(task["candidates"][0]["func"], {}).get("run_secs")
-        if default and best:
-            log(
-                f"task {task['name']}: {len(task['candidates'])} candidates, default "
-                f"{np.median(default) * 1e6:.1f} us, best {best * 1e6:.1f} us"
+    identity = device_identity(device)
+    times = {"format": TIMES_FORMAT, "device": identity, "evict_bytes": int(evict_bytes)}
+    if resume is not None:
+        earlier = {key: resume.get(key) for key in ("format", "device", "evict_bytes")}
+        if earlier != {key: times[key] for key in earlier}:
+            raise ValueError(
+                f"cannot resume times of {earlier} as {times}: time the bundle anew "
+                "(another device, format or cache eviction)"
             )
-    return {
-        "format": TIMES_FORMAT,
-        "device": device_identity(device),
-        "evict_bytes": int(evict_bytes),
-        "results": results,
-    }
+    evict = register_cache_evictor(device, evict_bytes) if evict_bytes > 0 else ""
+    results: Dict[str, Any] = dict(resume["results"]) if resume is not None else {}
+    times["results"] = results
+    untimed = []
+    for task in manifest["tasks"]:
+        if all(cand["func"] in results for cand in task["candidates"]):
+            continue
+        if deadline is not None and time.monotonic() > deadline:
+            untimed.append(task["name"])
+            continue
+        _time_task(task, load_library, device, (min_seconds, repeat, evict), results, log)
+        if checkpoint is not None:
+            checkpoint(dict(times, untimed_tasks=[]))
+    if untimed:
+        log(
+            f"time budget spent: {len(untimed)} of {len(manifest['tasks'])} tasks not timed; "
+            "run again with the same output to resume"
+        )
+    return dict(times, untimed_tasks=untimed)
+
+
+def _time_task(task, load_library, device, timing, results, log) -> None:
+    """Time the candidates of one task into ``results``; ``timing`` is (min_seconds, repeat,
+    evict) as :func:`time_function` takes them."""
+    min_seconds, repeat, evict = timing
+    try:
+        lib = load_library(task["lib"])
+        args = alloc_image_arguments(device, task["args"], 1, seed=task["index"])[0]
+    except Exception as err:  # pylint: disable=broad-except
+        for cand in task["candidates"]:
+            results[cand["func"]] = {"error": "load: " + _one_line(err)}
+        log(f"task {task['name']}: {_one_line(err)}")
+        return
+    best = None
+    for cand in task["candidates"]:
+        try:
+            secs = time_function(lib, cand["func"], device, args, min_seconds, repeat, evict)
+            results[cand["func"]] = {"run_secs": secs}
+            median = float(np.median(secs))
+            best = median if best is None else min(best, median)
+        except Exception as err:  # pylint: disable=broad-except
+            results[cand["func"]] = {"error": _one_line(err)}
+    default = results.get(task["candidates"][0]["func"], {}).get("run_secs")
+    if default and best:
+        log(
+            f"task {task['name']}: {len(task['candidates'])} candidates, default "
+            f"{np.median(default) * 1e6:.1f} us, best {best * 1e6:.1f} us"
+        )
 
 
 def _load_opencl_runtime(tvm) -> None:
@@ -268,6 +305,15 @@ def main() -> int:
     parser.add_argument("--min-ms", type=float, default=2.0, help="length of one sample")
     parser.add_argument("--repeat", type=int, default=5, help="samples per candidate")
     parser.add_argument(
+        "--budget-s",
+        type=float,
+        default=0.0,
+        help="start no task after this many seconds (0: no budget); --resume continues",
+    )
+    parser.add_argument(
+        "--resume", action="store_true", help="keep the tasks already timed in --out"
+    )
+    parser.add_argument(
         "--evict-mb",
         type=float,
         default=0.0,
@@ -279,7 +325,11 @@ def main() -> int:
     _load_opencl_runtime(tvm)
     dev = _select_device(tvm)
     manifest = json.loads((args.bundle / "manifest.json").read_text(encoding="utf-8"))
-    start = time.perf_counter()
+    resume = None
+    if args.resume and args.out.is_file():
+        resume = json.loads(args.out.read_text(encoding="utf-8"))
+    start = time.monotonic()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     times = measure_bundle(
         manifest,
         lambda name: tvm.runtime.load_module(str(args.bundle / "lib" / name)),
@@ -287,12 +337,21 @@ def main() -> int:
         min_seconds=args.min_ms * 1e-3,
         repeat=args.repeat,
         evict_bytes=int(args.evict_mb * 2**20),
+        resume=resume,
+        deadline=start + args.budget_s if args.budget_s > 0 else None,
+        checkpoint=lambda partial: _write_times(args.out, partial),
     )
-    times["seconds"] = round(time.perf_counter() - start, 1)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(times, indent=1), encoding="utf-8")
+    times["seconds"] = round(time.monotonic() - start, 1)
+    _write_times(args.out, times)
     print(f"timed {len(times['results'])} candidates on {times['device']} in {times['seconds']} s")
     return 0
+
+
+def _write_times(path: pathlib.Path, times: Dict[str, Any]) -> None:
+    """Replace ``path`` with ``times`` in one rename: a run stopped meanwhile leaves a whole file."""
+    partial = path.with_suffix(path.suffix + ".tmp")
+    partial.write_text(json.dumps(times, indent=1), encoding="utf-8")
+    os.replace(partial, path)
 
 
 if __name__ == "__main__":
