@@ -14,12 +14,14 @@ ws headers || echo "warning: add the ASF header to the files above before sendin
 
 # The unit tests at upstream's test paths, one folder per part of the series.
 unit_suites=()
-for dir in tests/python/relax/backend/adreno tests/python/s_tir/dlight tests/python/s_tir/base \
+for dir in tests/python/relax/backend/adreno tests/python/relax/backend/gpu_generic \
+    tests/python/s_tir/dlight tests/python/s_tir/meta_schedule tests/python/s_tir/base \
     tests/python/s_tir/transform tests/python/tirx-base; do
     [ -d "$REPO/$dir" ] && unit_suites+=("$dir")
 done
-# Frontend tests sit beside upstream's own in tests/python/relax (test_frontend_*.py).
-for file in "$REPO"/tests/python/relax/test_*.py; do
+# Frontend tests sit beside upstream's own in tests/python/relax (test_frontend_*.py), and
+# runtime ones in tests/python/runtime.
+for file in "$REPO"/tests/python/relax/test_*.py "$REPO"/tests/python/runtime/test_*.py; do
     [ -f "$file" ] && unit_suites+=("${file#"$REPO"/}")
 done
 suites=(tools/tests)

@@ -67,13 +67,21 @@ class _GlobalVarRenamer(relax.PyExprMutator):  # pylint: disable=abstract-method
         return self.renamed.get(op, op)
 
 
+def _global_symbol(func: tirx.PrimFunc) -> str:
+    """The function's ``global_symbol`` attribute, or an empty string (a private function)."""
+    symbol = func.attrs.get("global_symbol") if func.attrs is not None else None
+    return str(symbol) if symbol is not None else ""
+
+
 @tvm.transform.module_pass(opt_level=0, name="BoundKernelNames")
 class BoundKernelNames:
     """Rename every PrimFunc whose name is longer than ``max_length`` to
     :func:`bounded_name` of it, and its callers with it.
 
     A ``global_symbol`` attribute equal to the old name follows the new one; any other
-    ``global_symbol`` (a name chosen by the user) is kept.  Relax functions keep their names.
+    ``global_symbol`` (a name chosen by the user) is kept when it fits and bounded like a name
+    when it does not, because the module's functions end up named by their symbols and the
+    kernels after them.  Relax functions keep their names.
 
     Parameters
     ----------
@@ -90,7 +98,8 @@ class BoundKernelNames:
         long_names = [
             (gvar, func)
             for gvar, func in mod.functions_items()
-            if isinstance(func, tirx.PrimFunc) and len(gvar.name_hint) > self.max_length
+            if isinstance(func, tirx.PrimFunc)
+            and max(len(gvar.name_hint), len(_global_symbol(func))) > self.max_length
         ]
         if not long_names:
             return mod
@@ -98,9 +107,15 @@ class BoundKernelNames:
         renamed = {}
         for gvar, func in long_names:
             del kept[gvar]
-            name = self._unique(bounded_name(gvar.name_hint, self.max_length), taken)
-            if func.attrs is not None and func.attrs.get("global_symbol") == gvar.name_hint:
+            name = gvar.name_hint
+            if len(name) > self.max_length:
+                name = self._unique(bounded_name(name, self.max_length), taken)
+            symbol = _global_symbol(func)
+            if symbol == gvar.name_hint:
                 func = func.with_attr("global_symbol", name)
+            elif len(symbol) > self.max_length:
+                symbol = self._unique(bounded_name(symbol, self.max_length), taken)
+                func = func.with_attr("global_symbol", symbol)
             renamed[gvar] = (name, func)
         # The BlockBuilder gives each new GlobalVar the type of its PrimFunc.
         builder = relax.BlockBuilder(

@@ -113,7 +113,8 @@ class RuleConfig:
         axes = []
         for name, values in self.choices().items():
             if name in self.THREAD_KNOBS:
-                values = tuple(v for v in values if v <= limit) or (min(values),)
+                # none fits: only the config's own size (from_target bounds it by the limit)
+                values = tuple(v for v in values if v <= limit) or (getattr(self, name),)
             axes.append(values)
         configs = [self]
         for combo in itertools.product(*axes):

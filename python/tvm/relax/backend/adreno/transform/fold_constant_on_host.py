@@ -101,7 +101,8 @@ def _permute_dims(call, arrays):
 
 
 def _binary(ufunc):
-    return lambda call, arrays: ufunc(arrays[0], arrays[1])
+    # A PrimValue operand is not among the tensor arrays: such calls are left to FoldConstant.
+    return lambda call, arrays: ufunc(arrays[0], arrays[1]) if len(arrays) == 2 else None
 
 
 # op name -> evaluator(call, input arrays) returning the value, or None to leave the call.
