@@ -33,4 +33,6 @@ python3 -m pip install -q --no-index --no-deps --no-compile --target "$B/site" "
 export PYTHONPATH="$B/site" TVM_USE_RUNTIME_LIB=1 PYTHONUNBUFFERED=1
 export TVM_OPENCL_DEVICE=${TVM_OPENCL_DEVICE:-nvidia}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv > "$OUT/nvidia-smi.csv" 2>&1
-python3 "$B/candidates/device_measure.py" --bundle "$B/candidates" --out "$OUT/times.json" "$@" 2>&1 | tee "$OUT/log.txt"
+# A times.json of an earlier call (carried as $TUNE_RESUME) is where --resume goes on from.
+if [ -n "${TUNE_RESUME:-}" ] && [ -f "$TUNE_RESUME" ]; then cp "$TUNE_RESUME" "$OUT/times.json"; fi
+python3 "$B/candidates/device_measure.py" --bundle "$B/candidates" --out "$OUT/times.json" "$@" 2>&1 | tee -a "$OUT/log.txt"

@@ -304,6 +304,40 @@ def test_timing_stops_at_its_deadline_and_resumes(small_bundle):
         msa.measure_local(bundle, dev, resume=earlier, evict_bytes=1 << 20, **quiet)
 
 
+def test_timing_stops_when_the_context_is_lost(small_bundle):
+    """A command error that leaves the OpenCL context unusable (a faulted kernel) ends the
+    run: the tasks after it are listed untimed and not recorded as errors, so a resumed run in
+    a new process times them."""
+    tt.require_device()
+    _, bundle, manifest = small_bundle
+    dev = tt.tvm_device()
+    names = [task["name"] for task in manifest["tasks"]]
+    loaded = []
+
+    def faulting_loader(lib):
+        loaded.append(lib)
+        if len(loaded) == 2:
+            raise RuntimeError("OpenCL error CL_INVALID_COMMAND_QUEUE (-36) in clFinish")
+        return tvm.runtime.load_module(str(bundle / "lib" / lib))
+
+    lines = []
+    stopped = msa.device_measure.measure_bundle(
+        json.loads((bundle / "manifest.json").read_text()),
+        faulting_loader,
+        dev,
+        min_seconds=2e-4,
+        repeat=2,
+        log=lines.append,
+    )
+    assert stopped["untimed_tasks"] == names[1:], stopped["untimed_tasks"]
+    first = {c["func"] for c in manifest["tasks"][0]["candidates"]}
+    assert set(stopped["results"]) == first
+    assert "context is lost after loading" in lines[-1], lines
+    resumed = msa.measure_local(bundle, dev, resume=stopped, min_seconds=2e-4, repeat=2)
+    assert not resumed["untimed_tasks"]
+    assert all("run_secs" in r for r in resumed["results"].values()), resumed["results"]
+
+
 def test_image_argument_allocator():
     """Texture-scoped arguments are allocated as images, filled with the seeded values, and a
     texture kernel launched on them computes right. (On plain buffers, what MetaSchedule's

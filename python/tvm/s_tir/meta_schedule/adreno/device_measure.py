@@ -230,17 +230,24 @@ def measure_bundle(
     evict = register_cache_evictor(device, evict_bytes) if evict_bytes > 0 else ""
     results: Dict[str, Any] = dict(resume["results"]) if resume is not None else {}
     times["results"] = results
-    untimed = []
+    untimed, lost = [], None
     for task in manifest["tasks"]:
         if all(cand["func"] in results for cand in task["candidates"]):
             continue
-        if deadline is not None and time.monotonic() > deadline:
+        if lost is not None or (deadline is not None and time.monotonic() > deadline):
             untimed.append(task["name"])
             continue
-        _time_task(task, load_library, device, (min_seconds, repeat, evict), results, log)
+        lost = _time_task(task, load_library, device, (min_seconds, repeat, evict), results, log)
+        if lost is not None:
+            untimed.append(task["name"])  # its candidates after the fault are not timed
         if checkpoint is not None:
             checkpoint(dict(times, untimed_tasks=[]))
-    if untimed:
+    if lost is not None:
+        log(
+            f"the OpenCL context is lost after {lost}: {len(untimed)} tasks not timed; run "
+            "again with the same output to resume after it"
+        )
+    elif untimed:
         log(
             f"time budget spent: {len(untimed)} of {len(manifest['tasks'])} tasks not timed; "
             "run again with the same output to resume"
@@ -248,33 +255,45 @@ def measure_bundle(
     return dict(times, untimed_tasks=untimed)
 
 
-def _time_task(task, load_library, device, timing, results, log) -> None:
-    """Time the candidates of one task into ``results``; ``timing`` is (min_seconds, repeat,
-    evict) as :func:`time_function` takes them."""
+#: Errors after which the device's context is unusable (a kernel faulted): every later command
+#: would fail as well, so timing stops and a new process resumes after the faulting candidate.
+_CONTEXT_LOST = ("CL_INVALID_COMMAND_QUEUE", "CL_OUT_OF_RESOURCES")
+
+
+def _time_task(task, load_library, device, timing, results, log) -> Optional[str]:
+    """Time the candidates of one task that ``results`` does not hold yet into it; ``timing``
+    is (min_seconds, repeat, evict) as :func:`time_function` takes them. Returns the candidate
+    after which the context was lost, else None."""
     min_seconds, repeat, evict = timing
+    pending = [cand for cand in task["candidates"] if cand["func"] not in results]
     try:
         lib = load_library(task["lib"])
         args = alloc_image_arguments(device, task["args"], 1, seed=task["index"])[0]
     except Exception as err:  # pylint: disable=broad-except
-        for cand in task["candidates"]:
+        if any(code in str(err) for code in _CONTEXT_LOST):
+            return f"loading {task['name']} ({_one_line(err)})"
+        for cand in pending:
             results[cand["func"]] = {"error": "load: " + _one_line(err)}
         log(f"task {task['name']}: {_one_line(err)}")
-        return
-    best = None
-    for cand in task["candidates"]:
+        return None
+    for cand in pending:
         try:
             secs = time_function(lib, cand["func"], device, args, min_seconds, repeat, evict)
             results[cand["func"]] = {"run_secs": secs}
-            median = float(np.median(secs))
-            best = median if best is None else min(best, median)
         except Exception as err:  # pylint: disable=broad-except
             results[cand["func"]] = {"error": _one_line(err)}
+            if any(code in str(err) for code in _CONTEXT_LOST):
+                return f"{cand['func']} of {task['name']} ({_one_line(err)})"
+    timed = [results[cand["func"]] for cand in task["candidates"]]
+    medians = [np.median(r["run_secs"]) for r in timed if "run_secs" in r]
+    best = min(medians) if medians else None
     default = results.get(task["candidates"][0]["func"], {}).get("run_secs")
     if default and best:
         log(
             f"task {task['name']}: {len(task['candidates'])} candidates, default "
             f"{np.median(default) * 1e6:.1f} us, best {best * 1e6:.1f} us"
         )
+    return None
 
 
 def _load_opencl_runtime(tvm) -> None:
@@ -348,7 +367,8 @@ def main() -> int:
 
 
 def _write_times(path: pathlib.Path, times: Dict[str, Any]) -> None:
-    """Replace ``path`` with ``times`` in one rename: a run stopped meanwhile leaves a whole file."""
+    """Replace ``path`` with ``times`` in one rename (a run stopped meanwhile leaves a whole
+    file)."""
     partial = path.with_suffix(path.suffix + ".tmp")
     partial.write_text(json.dumps(times, indent=1), encoding="utf-8")
     os.replace(partial, path)
