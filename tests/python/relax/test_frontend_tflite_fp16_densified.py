@@ -30,32 +30,7 @@ import tvm
 import tvm.testing
 from tvm import relax
 
-tflite = pytest.importorskip("tflite", reason="the TFLite frontend needs the tflite package")
-schema = pytest.importorskip(
-    "ai_edge_litert.schema_py_generated", reason="the models are written with ai-edge-litert"
-)
-interpreter_mod = pytest.importorskip(
-    "ai_edge_litert.interpreter", reason="the reference answers come from LiteRT's interpreter"
-)
-flatbuffers = pytest.importorskip("flatbuffers")
-
-
-def _buffer(values: np.ndarray):
-    """A flatbuffer BufferT holding ``values`` as little-endian bytes."""
-    buffer = schema.BufferT()
-    raw = values.astype(values.dtype.newbyteorder("<")).tobytes()
-    buffer.data = np.frombuffer(raw, dtype=np.uint8)
-    return buffer
-
-
-def _tensor(name, shape, buffer, tensor_type=schema.TensorType.FLOAT32):
-    """A flatbuffer TensorT; ``buffer`` 0 (the empty buffer) for activations."""
-    tensor = schema.TensorT()
-    tensor.name = name
-    tensor.shape = list(shape)
-    tensor.type = tensor_type
-    tensor.buffer = buffer
-    return tensor
+import tflite_testing as tfl  # pylint: disable=wrong-import-order
 
 
 def _index_vector(values, vector_type):
@@ -73,21 +48,21 @@ def _index_vector(values, vector_type):
     tuple
         (union type, union value) for a DimensionMetadataT field pair.
     """
-    vector = getattr(schema, vector_type + "T")()
+    vector = getattr(tfl.schema, vector_type + "T")()
     vector.values = [int(v) for v in values]
-    return getattr(schema.SparseIndexVector, vector_type), vector
+    return getattr(tfl.schema.SparseIndexVector, vector_type), vector
 
 
 def _dimension(dense_size=None, segments=None, indices=None):
     """A DimensionMetadataT: DENSE of ``dense_size``, or SPARSE_CSR of ``segments`` and
     ``indices`` (stored as int32 and uint8 vectors, as TFLite's converter picks the narrowest
     type that holds them)."""
-    metadata = schema.DimensionMetadataT()
+    metadata = tfl.schema.DimensionMetadataT()
     if segments is None:
-        metadata.format = schema.DimensionType.DENSE
+        metadata.format = tfl.schema.DimensionType.DENSE
         metadata.denseSize = dense_size
     else:
-        metadata.format = schema.DimensionType.SPARSE_CSR
+        metadata.format = tfl.schema.DimensionType.SPARSE_CSR
         metadata.arraySegmentsType, metadata.arraySegments = _index_vector(segments, "Int32Vector")
         metadata.arrayIndicesType, metadata.arrayIndices = _index_vector(indices, "Uint8Vector")
     return metadata
@@ -107,7 +82,7 @@ def _sparsify(dense: np.ndarray, block: int = 1):
 
     Returns
     -------
-    tuple of (np.ndarray, schema.SparsityParametersT)
+    tuple of (np.ndarray, tfl.schema.SparsityParametersT)
         The stored values, in traversal order, and the sparsity parameters.
     """
     rank = dense.ndim
@@ -116,7 +91,7 @@ def _sparsify(dense: np.ndarray, block: int = 1):
     segments = np.concatenate([[0], np.cumsum(kept.sum(axis=1))])
     indices = np.nonzero(kept)[1]
     values = rows[kept].reshape(-1)
-    sparsity = schema.SparsityParametersT()
+    sparsity = tfl.schema.SparsityParametersT()
     levels = [_dimension(dense_size=size) for size in dense.shape[:-1]]
     levels.append(_dimension(segments=segments, indices=indices))
     if block > 1:
@@ -129,19 +104,19 @@ def _sparsify(dense: np.ndarray, block: int = 1):
 
 def _operator_code(builtin, version=1):
     """An OperatorCodeT of the builtin operator ``builtin`` (a BuiltinOperator name)."""
-    code = schema.OperatorCodeT()
-    code.builtinCode = code.deprecatedBuiltinCode = getattr(schema.BuiltinOperator, builtin)
+    code = tfl.schema.OperatorCodeT()
+    code.builtinCode = code.deprecatedBuiltinCode = getattr(tfl.schema.BuiltinOperator, builtin)
     code.version = version
     return code
 
 
 def _operator(opcode_index, inputs, outputs, options=None):
     """An OperatorT; ``options`` is (BuiltinOptions name, options object) or None."""
-    operator = schema.OperatorT()
+    operator = tfl.schema.OperatorT()
     operator.opcodeIndex = opcode_index
     operator.inputs, operator.outputs = list(inputs), list(outputs)
     if options is not None:
-        operator.builtinOptionsType = getattr(schema.BuiltinOptions, options[0])
+        operator.builtinOptionsType = getattr(tfl.schema.BuiltinOptions, options[0])
         operator.builtinOptions = options[1]
     return operator
 
@@ -168,25 +143,25 @@ def _densified_weight_model(data_shape, weight, bias, output_shape, consumer, bl
         The serialized model.
     """
     values, sparsity = _sparsify(weight, block)
-    float16 = schema.TensorType.FLOAT16
+    float16 = tfl.schema.TensorType.FLOAT16
     tensors = [
-        _tensor("x", data_shape, 0),
-        _tensor("weight_sparse", weight.shape, 1, float16),
-        _tensor("weight_fp16", weight.shape, 0, float16),  # DENSIFY's output: no buffer
-        _tensor("weight", weight.shape, 0),
-        _tensor("bias_fp16", bias.shape, 2, float16),
-        _tensor("bias", bias.shape, 0),
-        _tensor("y", output_shape, 0),
+        tfl.tensor("x", data_shape, 0),
+        tfl.tensor("weight_sparse", weight.shape, 1, float16),
+        tfl.tensor("weight_fp16", weight.shape, 0, float16),  # DENSIFY's output: no buffer
+        tfl.tensor("weight", weight.shape, 0),
+        tfl.tensor("bias_fp16", bias.shape, 2, float16),
+        tfl.tensor("bias", bias.shape, 0),
+        tfl.tensor("y", output_shape, 0),
     ]
     tensors[1].sparsity = sparsity
     if consumer == "CONV_2D":
-        options = schema.Conv2DOptionsT()
-        options.padding = schema.Padding.SAME
+        options = tfl.schema.Conv2DOptionsT()
+        options.padding = tfl.schema.Padding.SAME
         options.strideH, options.strideW = 2, 1
         consumer_options = ("Conv2DOptions", options)
     else:
-        consumer_options = ("FullyConnectedOptions", schema.FullyConnectedOptionsT())
-    graph = schema.SubGraphT()
+        consumer_options = ("FullyConnectedOptions", tfl.schema.FullyConnectedOptionsT())
+    graph = tfl.schema.SubGraphT()
     graph.tensors = tensors
     graph.inputs, graph.outputs = [0], [6]
     graph.operators = [
@@ -195,7 +170,7 @@ def _densified_weight_model(data_shape, weight, bias, output_shape, consumer, bl
         _operator(1, [4], [5]),
         _operator(2, [0, 3, 5], [6], consumer_options),
     ]
-    model = schema.ModelT()
+    model = tfl.schema.ModelT()
     model.version = 3
     # DEQUANTIZE from float16 came with version 3 of the operator.
     model.operatorCodes = [
@@ -203,9 +178,9 @@ def _densified_weight_model(data_shape, weight, bias, output_shape, consumer, bl
         _operator_code("DEQUANTIZE", version=3),
         _operator_code(consumer),
     ]
-    model.buffers = [schema.BufferT(), _buffer(values), _buffer(bias)]
+    model.buffers = [tfl.schema.BufferT(), tfl.buffer(values), tfl.buffer(bias)]
     model.subgraphs = [graph]
-    builder = flatbuffers.Builder(1024)
+    builder = tfl.flatbuffers.Builder(1024)
     builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
     return bytes(builder.Output())
 
@@ -217,33 +192,6 @@ def _sparse_float16(shape, block, rng):
     keep = rng.uniform(size=shape[:-1] + (shape[-1] // block, 1)) < 0.5
     weight = weight * np.repeat(keep, block, axis=-1).reshape(shape)
     return weight.astype("float16")
-
-
-def _litert(model: bytes, data: np.ndarray) -> np.ndarray:
-    """Run ``model`` on ``data`` with LiteRT's builtin kernels (no delegate)."""
-    interpreter = interpreter_mod.Interpreter(
-        model_content=model,
-        experimental_op_resolver_type=(
-            interpreter_mod.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
-        ),
-    )
-    interpreter.allocate_tensors()
-    interpreter.set_tensor(interpreter.get_input_details()[0]["index"], data)
-    interpreter.invoke()
-    return interpreter.get_tensor(interpreter.get_output_details()[0]["index"])
-
-
-def _import(model: bytes) -> tvm.IRModule:
-    """Import a serialized TFLite model with the Relax frontend."""
-    from tvm.relax.frontend.tflite import from_tflite  # pylint: disable=import-outside-toplevel
-
-    return from_tflite(tflite.Model.GetRootAsModel(model, 0))
-
-
-def _run(mod: tvm.IRModule, data: np.ndarray) -> np.ndarray:
-    """Build ``mod`` for the CPU and run its main function on ``data``."""
-    machine = relax.VirtualMachine(tvm.compile(mod, target="llvm"), tvm.cpu())
-    return machine["main"](tvm.runtime.tensor(data)).numpy()
 
 
 def _float16_constants(mod: tvm.IRModule):
@@ -285,7 +233,7 @@ def test_densified_float16_weight_matches_litert(consumer, block):
     weight = _sparse_float16(weight_shape, block, rng)
     bias = rng.uniform(-1.0, 1.0, size=weight_shape[0]).astype("float16")
     model = _densified_weight_model(data_shape, weight, bias, output_shape, consumer, block)
-    mod = _import(model)
+    mod = tfl.import_model(model)
 
     # The dense weight and the bias are the only float16 constants, each cast to float32.
     constants = _float16_constants(mod)
@@ -294,9 +242,9 @@ def test_densified_float16_weight_matches_litert(consumer, block):
     np.testing.assert_array_equal(constants[1], bias)
 
     data = rng.uniform(-1.0, 1.0, size=data_shape).astype("float32")
-    expected = _litert(model, data)
+    expected = tfl.litert_output(model, data, reference_kernels=False)
     assert expected.shape == output_shape
-    tvm.testing.assert_allclose(_run(mod, data), expected, rtol=1e-5, atol=1e-5)
+    tvm.testing.assert_allclose(tfl.run_on_cpu(mod, data), expected, rtol=1e-5, atol=1e-5)
 
 
 if __name__ == "__main__":

@@ -34,37 +34,11 @@ import pytest
 
 import tvm
 import tvm.testing
-from tvm import relax
 
-tflite = pytest.importorskip("tflite", reason="the TFLite frontend needs the tflite package")
-schema = pytest.importorskip(
-    "ai_edge_litert.schema_py_generated", reason="the models are written with ai-edge-litert"
-)
-interpreter_mod = pytest.importorskip(
-    "ai_edge_litert.interpreter", reason="a reference answer comes from LiteRT's interpreter"
-)
-flatbuffers = pytest.importorskip("flatbuffers")
+import tflite_testing as tfl  # pylint: disable=wrong-import-order
 
 # TfLitePadding of TFLite's C API, the first field of TfLiteTransposeConvParams.
 PADDING_SAME, PADDING_VALID = 1, 2
-
-
-def _buffer(values: np.ndarray):
-    """A flatbuffer BufferT holding ``values`` as little-endian bytes."""
-    buffer = schema.BufferT()
-    raw = values.astype(values.dtype.newbyteorder("<")).tobytes()
-    buffer.data = np.frombuffer(raw, dtype=np.uint8)
-    return buffer
-
-
-def _tensor(name, shape, buffer, tensor_type=schema.TensorType.FLOAT32):
-    """A flatbuffer TensorT; ``buffer`` 0 (the empty buffer) for activations."""
-    tensor = schema.TensorT()
-    tensor.name = name
-    tensor.shape = list(shape)
-    tensor.type = tensor_type
-    tensor.buffer = buffer
-    return tensor
 
 
 def _params(padding, stride_h, stride_w, *extra):
@@ -85,13 +59,6 @@ def _params(padding, stride_h, stride_w, *extra):
         The little-endian int32 fields.
     """
     return np.array([padding, stride_w, stride_h, *extra], dtype="<i4").tobytes()
-
-
-def _serialize(model) -> bytes:
-    """The flatbuffer bytes of a ``schema.ModelT``."""
-    builder = flatbuffers.Builder(1024)
-    builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
-    return bytes(builder.Output())
 
 
 def _custom_model(
@@ -124,37 +91,37 @@ def _custom_model(
     bytes
         The serialized model.
     """
-    code = schema.OperatorCodeT()
-    code.builtinCode = schema.BuiltinOperator.CUSTOM
-    code.deprecatedBuiltinCode = schema.BuiltinOperator.CUSTOM
+    code = tfl.schema.OperatorCodeT()
+    code.builtinCode = tfl.schema.BuiltinOperator.CUSTOM
+    code.deprecatedBuiltinCode = tfl.schema.BuiltinOperator.CUSTOM
     code.customCode = custom_code
     code.version = 1
     # Buffer 0 is the empty one, by convention; constants follow it.
-    buffers = [schema.BufferT(), _buffer(weight_ohwi.astype("float32"))]
+    buffers = [tfl.schema.BufferT(), tfl.buffer(weight_ohwi.astype("float32"))]
     tensors = [
-        _tensor("x", data_shape, 0),
-        _tensor("weight", weight_ohwi.shape, 1),
-        _tensor("y", output_shape, 0),
+        tfl.tensor("x", data_shape, 0),
+        tfl.tensor("weight", weight_ohwi.shape, 1),
+        tfl.tensor("y", output_shape, 0),
     ]
     inputs = [0, 1]
     if bias is not None:
-        buffers.append(_buffer(bias.astype("float32")))
-        tensors.append(_tensor("bias", bias.shape, 2))
+        buffers.append(tfl.buffer(bias.astype("float32")))
+        tensors.append(tfl.tensor("bias", bias.shape, 2))
         inputs.append(3)
-    operator = schema.OperatorT()
+    operator = tfl.schema.OperatorT()
     operator.opcodeIndex = 0
     operator.inputs, operator.outputs = inputs, [2]
     if custom_options is not None:  # None: the model has no custom options at all
         operator.customOptions = np.frombuffer(custom_options, dtype=np.uint8)
-    graph = schema.SubGraphT()
+    graph = tfl.schema.SubGraphT()
     graph.tensors = tensors
     graph.inputs, graph.outputs, graph.operators = [0], [2], [operator]
-    model = schema.ModelT()
+    model = tfl.schema.ModelT()
     model.version = 3
     model.operatorCodes = [code]
     model.buffers = buffers
     model.subgraphs = [graph]
-    return _serialize(model)
+    return tfl.serialize(model)
 
 
 def _builtin_model(data_shape, weight_ohwi, bias, output_shape, strides):
@@ -176,38 +143,38 @@ def _builtin_model(data_shape, weight_ohwi, bias, output_shape, strides):
     bytes
         The serialized model.
     """
-    code = schema.OperatorCodeT()
-    code.builtinCode = schema.BuiltinOperator.TRANSPOSE_CONV
-    code.deprecatedBuiltinCode = schema.BuiltinOperator.TRANSPOSE_CONV
+    code = tfl.schema.OperatorCodeT()
+    code.builtinCode = tfl.schema.BuiltinOperator.TRANSPOSE_CONV
+    code.deprecatedBuiltinCode = tfl.schema.BuiltinOperator.TRANSPOSE_CONV
     code.version = 3  # the version that takes a bias
-    options = schema.TransposeConvOptionsT()
-    options.padding = schema.Padding.SAME
+    options = tfl.schema.TransposeConvOptionsT()
+    options.padding = tfl.schema.Padding.SAME
     options.strideH, options.strideW = strides
-    operator = schema.OperatorT()
+    operator = tfl.schema.OperatorT()
     operator.opcodeIndex = 0
     operator.inputs, operator.outputs = [0, 1, 2, 4], [3]
-    operator.builtinOptionsType = schema.BuiltinOptions.TransposeConvOptions
+    operator.builtinOptionsType = tfl.schema.BuiltinOptions.TransposeConvOptions
     operator.builtinOptions = options
-    graph = schema.SubGraphT()
+    graph = tfl.schema.SubGraphT()
     graph.tensors = [
-        _tensor("output_shape", (4,), 1, schema.TensorType.INT32),
-        _tensor("weight", weight_ohwi.shape, 2),
-        _tensor("x", data_shape, 0),
-        _tensor("y", output_shape, 0),
-        _tensor("bias", bias.shape, 3),
+        tfl.tensor("output_shape", (4,), 1, tfl.schema.TensorType.INT32),
+        tfl.tensor("weight", weight_ohwi.shape, 2),
+        tfl.tensor("x", data_shape, 0),
+        tfl.tensor("y", output_shape, 0),
+        tfl.tensor("bias", bias.shape, 3),
     ]
     graph.inputs, graph.outputs, graph.operators = [2], [3], [operator]
-    model = schema.ModelT()
+    model = tfl.schema.ModelT()
     model.version = 3
     model.operatorCodes = [code]
     model.buffers = [
-        schema.BufferT(),
-        _buffer(np.array(output_shape, dtype="int32")),
-        _buffer(weight_ohwi.astype("float32")),
-        _buffer(bias.astype("float32")),
+        tfl.schema.BufferT(),
+        tfl.buffer(np.array(output_shape, dtype="int32")),
+        tfl.buffer(weight_ohwi.astype("float32")),
+        tfl.buffer(bias.astype("float32")),
     ]
     model.subgraphs = [graph]
-    return _serialize(model)
+    return tfl.serialize(model)
 
 
 def _mediapipe_geometry(size, kernel, stride, padding):
@@ -275,32 +242,6 @@ def _mediapipe_reference(data, weight_ohwi, bias, strides, padding):
     return full[:, pad_top : pad_top + out_h, pad_left : pad_left + out_w, :] + bias
 
 
-def _import(model: bytes) -> tvm.IRModule:
-    """Import a serialized TFLite model with the Relax frontend."""
-    from tvm.relax.frontend.tflite import from_tflite  # pylint: disable=import-outside-toplevel
-
-    return from_tflite(tflite.Model.GetRootAsModel(model, 0))
-
-
-def _calls(mod: tvm.IRModule, op_name: str):
-    """The calls of the operator ``op_name`` in ``mod["main"]``, in post order."""
-    calls = []
-
-    def _visit(expr):
-        if isinstance(expr, relax.Call) and isinstance(expr.op, tvm.ir.Op):
-            if expr.op.name == op_name:
-                calls.append(expr)
-
-    relax.analysis.post_order_visit(mod["main"], _visit)
-    return calls
-
-
-def _run(mod: tvm.IRModule, data: np.ndarray) -> np.ndarray:
-    """Build ``mod`` for the CPU and run its main function on ``data``."""
-    machine = relax.VirtualMachine(tvm.compile(mod, target="llvm"), tvm.cpu())
-    return machine["main"](tvm.runtime.tensor(data)).numpy()
-
-
 def _random_operands(data_shape, weight_shape):
     """Fresh random data, weight and bias for the given NHWC and OHWI shapes."""
     rng = np.random.default_rng()
@@ -331,8 +272,8 @@ def test_matches_mediapipe_kernel(case):
     data, weight, bias = _random_operands(data_shape, weight_shape)
     expected = _mediapipe_reference(data, weight, bias, strides, padding)
     model = _custom_model(data_shape, weight, bias, expected.shape, _params(padding, *strides))
-    mod = _import(model)
-    tvm.testing.assert_allclose(_run(mod, data), expected, rtol=1e-5, atol=1e-5)
+    mod = tfl.import_model(model)
+    tvm.testing.assert_allclose(tfl.run_on_cpu(mod, data), expected, rtol=1e-5, atol=1e-5)
 
 
 def test_emitted_as_nchw_transpose_conv_plus_bias():
@@ -341,15 +282,15 @@ def test_emitted_as_nchw_transpose_conv_plus_bias():
     data, weight, bias = _random_operands((1, 4, 4, 3), (6, 3, 4, 3))
     # Stride 2, an 8x8 output: the 3-row kernel pads 1 row in all, the 4-column kernel 2.
     model = _custom_model(data.shape, weight, bias, (1, 8, 8, 6), _params(PADDING_SAME, 2, 2))
-    mod = _import(model)
-    (conv,) = _calls(mod, "relax.nn.conv2d_transpose")
+    mod = tfl.import_model(model)
+    (conv,) = tfl.calls(mod, "relax.nn.conv2d_transpose")
     assert (conv.attrs.data_layout, conv.attrs.kernel_layout) == ("NCHW", "IOHW")
     assert conv.attrs.out_layout == "NCHW"
     assert [int(s) for s in conv.attrs.strides] == [2, 2]
     assert [int(p) for p in conv.attrs.padding] == [0, 1, 1, 1]  # top, left, bottom, right
     assert [int(p) for p in conv.attrs.output_padding] == [0, 0]
     assert [int(d) for d in conv.ty.shape] == [1, 6, 8, 8]
-    (add,) = _calls(mod, "relax.add")
+    (add,) = tfl.calls(mod, "relax.add")
     np.testing.assert_array_equal(add.args[1].value.numpy(), bias)
     assert [int(d) for d in mod["main"].ret_ty.shape] == [1, 8, 8, 6]
 
@@ -361,20 +302,20 @@ def test_output_padding_follows_stored_shape():
     data, weight, bias = _random_operands((1, 4, 3, 2), (3, 1, 1, 2))
     output_shape = (1, 8, 6, 3)
     model = _custom_model(data.shape, weight, bias, output_shape, _params(PADDING_SAME, 2, 2))
-    mod = _import(model)
-    (conv,) = _calls(mod, "relax.nn.conv2d_transpose")
+    mod = tfl.import_model(model)
+    (conv,) = tfl.calls(mod, "relax.nn.conv2d_transpose")
     assert [int(p) for p in conv.attrs.output_padding] == [1, 1]
 
-    interpreter = interpreter_mod.Interpreter(
+    interpreter = tfl.interpreter_mod.Interpreter(
         model_content=_builtin_model(data.shape, weight, bias, output_shape, (2, 2)),
-        experimental_op_resolver_type=interpreter_mod.OpResolverType.BUILTIN_REF,
+        experimental_op_resolver_type=tfl.interpreter_mod.OpResolverType.BUILTIN_REF,
     )
     interpreter.allocate_tensors()
     interpreter.set_tensor(interpreter.get_input_details()[0]["index"], data)
     interpreter.invoke()
     expected = interpreter.get_tensor(interpreter.get_output_details()[0]["index"])
     assert expected.shape == output_shape
-    tvm.testing.assert_allclose(_run(mod, data), expected, rtol=1e-5, atol=1e-5)
+    tvm.testing.assert_allclose(tfl.run_on_cpu(mod, data), expected, rtol=1e-5, atol=1e-5)
 
 
 def test_fourth_field_without_activation_is_accepted():
@@ -383,7 +324,9 @@ def test_fourth_field_without_activation_is_accepted():
     data, weight, bias = _random_operands((1, 4, 4, 3), (5, 4, 4, 3))
     expected = _mediapipe_reference(data, weight, bias, (2, 2), PADDING_SAME)
     model = _custom_model(data.shape, weight, bias, expected.shape, _params(PADDING_SAME, 2, 2, 0))
-    tvm.testing.assert_allclose(_run(_import(model), data), expected, rtol=1e-5, atol=1e-5)
+    tvm.testing.assert_allclose(
+        tfl.run_on_cpu(tfl.import_model(model), data), expected, rtol=1e-5, atol=1e-5
+    )
 
 
 @pytest.mark.parametrize(
@@ -428,7 +371,7 @@ def test_malformed_custom_options_are_reported(custom_options, error, message):
     _, weight, bias = _random_operands((1, 4, 4, 3), (5, 4, 4, 3))
     model = _custom_model((1, 4, 4, 3), weight, bias, (1, 8, 8, 5), custom_options)
     with pytest.raises(error, match=message):
-        _import(model)
+        tfl.import_model(model)
 
 
 def test_inconsistent_models_are_reported():
@@ -437,14 +380,14 @@ def test_inconsistent_models_are_reported():
     _, weight, bias = _random_operands((1, 4, 4, 3), (5, 4, 4, 3))
     options = _params(PADDING_SAME, 2, 2)
     with pytest.raises(tvm.error.OpAttributeInvalid, match=r"expects 3 inputs .* got 2 and 1"):
-        _import(_custom_model((1, 4, 4, 3), weight, None, (1, 8, 8, 5), options))
+        tfl.import_model(_custom_model((1, 4, 4, 3), weight, None, (1, 8, 8, 5), options))
     with pytest.raises(tvm.error.OpAttributeInvalid, match=r"does not fit input channels 2"):
-        _import(_custom_model((1, 4, 4, 2), weight, bias, (1, 8, 8, 5), options))
+        tfl.import_model(_custom_model((1, 4, 4, 2), weight, bias, (1, 8, 8, 5), options))
     with pytest.raises(
         tvm.error.OpAttributeInvalid,
         match=r"output size 11 cannot come from input 4, kernel 4, stride 2",
     ):
-        _import(_custom_model((1, 4, 4, 3), weight, bias, (1, 11, 8, 5), options))
+        tfl.import_model(_custom_model((1, 4, 4, 3), weight, bias, (1, 11, 8, 5), options))
 
 
 def test_unsupported_custom_op_is_named():
@@ -464,7 +407,7 @@ def test_unsupported_custom_op_is_named():
         match=r"Custom operator 'MaxUnpooling2D' is not supported; supported custom operators: "
         r".*Convolution2DTransposeBias",
     ):
-        _import(model)
+        tfl.import_model(model)
 
 
 if __name__ == "__main__":

@@ -24,86 +24,40 @@ import pytest
 
 import tvm
 import tvm.testing
-from tvm import relax
 
-tflite = pytest.importorskip("tflite", reason="the TFLite frontend needs the tflite package")
-schema = pytest.importorskip(
-    "ai_edge_litert.schema_py_generated", reason="the models are written with ai-edge-litert"
-)
-interpreter_mod = pytest.importorskip("ai_edge_litert.interpreter")
-flatbuffers = pytest.importorskip("flatbuffers")
-
-
-def _tensor(name, shape, buffer):
-    tensor = schema.TensorT()
-    tensor.name = name
-    tensor.shape = list(shape)
-    tensor.type = schema.TensorType.FLOAT32
-    tensor.buffer = buffer
-    return tensor
+import tflite_testing as tfl  # pylint: disable=wrong-import-order
 
 
 def _prelu_model(data_shape, alpha: np.ndarray) -> bytes:
     """A TFLite flatbuffer: y = PRELU(x, alpha), alpha a constant."""
-    code = schema.OperatorCodeT()
-    code.builtinCode = schema.BuiltinOperator.PRELU
-    code.deprecatedBuiltinCode = schema.BuiltinOperator.PRELU
+    code = tfl.schema.OperatorCodeT()
+    code.builtinCode = tfl.schema.BuiltinOperator.PRELU
+    code.deprecatedBuiltinCode = tfl.schema.BuiltinOperator.PRELU
     code.version = 1
-    slopes = schema.BufferT()
+    slopes = tfl.schema.BufferT()
     slopes.data = np.frombuffer(alpha.astype("<f4").tobytes(), dtype=np.uint8)
-    operator = schema.OperatorT()
+    operator = tfl.schema.OperatorT()
     operator.opcodeIndex = 0
     operator.inputs, operator.outputs = [0, 1], [2]
-    graph = schema.SubGraphT()
+    graph = tfl.schema.SubGraphT()
     graph.tensors = [
-        _tensor("x", data_shape, 0),
-        _tensor("alpha", alpha.shape, 1),
-        _tensor("y", data_shape, 0),
+        tfl.tensor("x", data_shape, 0),
+        tfl.tensor("alpha", alpha.shape, 1),
+        tfl.tensor("y", data_shape, 0),
     ]
     graph.inputs, graph.outputs, graph.operators = [0], [2], [operator]
-    model = schema.ModelT()
+    model = tfl.schema.ModelT()
     model.version = 3
     model.operatorCodes = [code]
-    model.buffers = [schema.BufferT(), slopes]  # buffer 0 is the empty one, by convention
+    model.buffers = [tfl.schema.BufferT(), slopes]  # buffer 0 is the empty one, by convention
     model.subgraphs = [graph]
-    builder = flatbuffers.Builder(1024)
+    builder = tfl.flatbuffers.Builder(1024)
     builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
     return bytes(builder.Output())
 
 
-def _litert(model: bytes, data: np.ndarray) -> np.ndarray:
-    interpreter = interpreter_mod.Interpreter(model_content=model)
-    interpreter.allocate_tensors()
-    interpreter.set_tensor(interpreter.get_input_details()[0]["index"], data)
-    interpreter.invoke()
-    return interpreter.get_tensor(interpreter.get_output_details()[0]["index"])
-
-
-def _import(model: bytes) -> tvm.IRModule:
-    from tvm.relax.frontend.tflite import from_tflite  # pylint: disable=import-outside-toplevel
-
-    return from_tflite(tflite.Model.GetRootAsModel(model, 0))
-
-
-def _calls(mod: tvm.IRModule):
-    calls = []
-
-    def _visit(expr):
-        if isinstance(expr, relax.Call) and isinstance(expr.op, tvm.ir.Op):
-            calls.append(expr)
-
-    relax.analysis.post_order_visit(mod["main"], _visit)
-    return calls
-
-
 def _ops(mod: tvm.IRModule):
-    return [call.op.name for call in _calls(mod)]
-
-
-def _run(mod: tvm.IRModule, data: np.ndarray) -> np.ndarray:
-    vm = relax.VirtualMachine(tvm.compile(mod, target="llvm"), tvm.cpu())
-    out = vm["main"](tvm.runtime.tensor(data))
-    return out.numpy() if hasattr(out, "numpy") else out[0].numpy()
+    return [call.op.name for call in tfl.calls(mod)]
 
 
 @pytest.mark.parametrize("alpha_shape", [(1, 1, 8), (8,)])
@@ -113,14 +67,19 @@ def test_per_channel_slope_keeps_the_data_shape(alpha_shape):
     rng = np.random.default_rng()
     alpha = rng.uniform(0.05, 0.5, size=alpha_shape).astype("float32")
     model = _prelu_model((1, 5, 6, 8), alpha)
-    mod = _import(model)
-    (prelu,) = [call for call in _calls(mod) if call.op.name == "relax.nn.prelu"]
+    mod = tfl.import_model(model)
+    (prelu,) = [call for call in tfl.calls(mod) if call.op.name == "relax.nn.prelu"]
     assert int(prelu.attrs.axis) == 3
     assert [int(d) for d in prelu.args[0].ty.shape] == [1, 5, 6, 8]
     assert [int(d) for d in prelu.args[1].ty.shape] == [8]
     assert "relax.broadcast_to" not in _ops(mod)
     data = rng.uniform(-1.0, 1.0, size=(1, 5, 6, 8)).astype("float32")
-    tvm.testing.assert_allclose(_run(mod, data), _litert(model, data), rtol=1e-6, atol=1e-7)
+    tvm.testing.assert_allclose(
+        tfl.run_on_cpu(mod, data),
+        tfl.litert_output(model, data, reference_kernels=False),
+        rtol=1e-6,
+        atol=1e-7,
+    )
 
 
 def test_slope_over_several_axes_is_still_imported():
@@ -128,10 +87,15 @@ def test_slope_over_several_axes_is_still_imported():
     rng = np.random.default_rng()
     alpha = rng.uniform(0.05, 0.5, size=(5, 6, 8)).astype("float32")
     model = _prelu_model((1, 5, 6, 8), alpha)
-    mod = _import(model)
+    mod = tfl.import_model(model)
     assert "relax.broadcast_to" in _ops(mod)
     data = rng.uniform(-1.0, 1.0, size=(1, 5, 6, 8)).astype("float32")
-    tvm.testing.assert_allclose(_run(mod, data), _litert(model, data), rtol=1e-6, atol=1e-7)
+    tvm.testing.assert_allclose(
+        tfl.run_on_cpu(mod, data),
+        tfl.litert_output(model, data, reference_kernels=False),
+        rtol=1e-6,
+        atol=1e-7,
+    )
 
 
 if __name__ == "__main__":

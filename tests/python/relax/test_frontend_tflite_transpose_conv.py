@@ -25,63 +25,8 @@ import pytest
 
 import tvm
 import tvm.testing
-from tvm import relax
 
-tflite = pytest.importorskip("tflite", reason="the TFLite frontend needs the tflite package")
-schema = pytest.importorskip(
-    "ai_edge_litert.schema_py_generated", reason="the models are written with ai-edge-litert"
-)
-interpreter_mod = pytest.importorskip(
-    "ai_edge_litert.interpreter", reason="the reference answers come from LiteRT's interpreter"
-)
-flatbuffers = pytest.importorskip("flatbuffers")
-
-
-def _buffer(values: np.ndarray):
-    """A flatbuffer BufferT holding ``values`` as little-endian bytes.
-
-    Parameters
-    ----------
-    values : np.ndarray
-        The constant; its dtype is kept.
-
-    Returns
-    -------
-    schema.BufferT
-        The buffer object.
-    """
-    buffer = schema.BufferT()
-    raw = values.astype(values.dtype.newbyteorder("<")).tobytes()
-    buffer.data = np.frombuffer(raw, dtype=np.uint8)
-    return buffer
-
-
-def _tensor(name, shape, buffer, tensor_type=None):
-    """A flatbuffer TensorT.
-
-    Parameters
-    ----------
-    name : str
-        The tensor's name.
-    shape : sequence of int
-        Its static shape.
-    buffer : int
-        Index of its buffer in the model; 0 (the empty buffer) for activations.
-    tensor_type : int, optional
-        A ``schema.TensorType``; FLOAT32 when omitted.
-
-    Returns
-    -------
-    schema.TensorT
-        The tensor object.
-    """
-    tensor = schema.TensorT()
-    tensor.name = name
-    tensor.shape = list(shape)
-    tensor.type = schema.TensorType.FLOAT32 if tensor_type is None else tensor_type
-    tensor.buffer = buffer
-    return tensor
-
+import tflite_testing as tfl  # pylint: disable=wrong-import-order
 
 _TENSOR_TYPES = {"float32": "FLOAT32", "int8": "INT8", "int32": "INT32"}
 
@@ -100,10 +45,10 @@ def _quantization(scale, zero_point, axis=0):
 
     Returns
     -------
-    schema.QuantizationParametersT
+    tfl.schema.QuantizationParametersT
         The parameters object.
     """
-    params = schema.QuantizationParametersT()
+    params = tfl.schema.QuantizationParametersT()
     params.scale = [float(s) for s in np.atleast_1d(scale)]
     params.zeroPoint = [int(z) for z in np.atleast_1d(zero_point)]
     params.quantizedDimension = axis
@@ -130,7 +75,7 @@ def _transpose_conv_model(
     bias : np.ndarray, optional
         A constant of one value per output channel (float32, or int32 for int8 models), fused
         into the operator.
-    quantization : dict of str to schema.QuantizationParametersT, optional
+    quantization : dict of str to tfl.schema.QuantizationParametersT, optional
         Quantization parameters of the tensors "x", "weight", "bias" and "y", for int8 models.
 
     Returns
@@ -138,101 +83,50 @@ def _transpose_conv_model(
     bytes
         The serialized model.
     """
-    code = schema.OperatorCodeT()
-    code.builtinCode = schema.BuiltinOperator.TRANSPOSE_CONV
-    code.deprecatedBuiltinCode = schema.BuiltinOperator.TRANSPOSE_CONV
+    code = tfl.schema.OperatorCodeT()
+    code.builtinCode = tfl.schema.BuiltinOperator.TRANSPOSE_CONV
+    code.deprecatedBuiltinCode = tfl.schema.BuiltinOperator.TRANSPOSE_CONV
     code.version = 3 if bias is not None else 1  # the fused bias input came with version 3
-    options = schema.TransposeConvOptionsT()
-    options.padding = getattr(schema.Padding, padding)
+    options = tfl.schema.TransposeConvOptionsT()
+    options.padding = getattr(tfl.schema.Padding, padding)
     options.strideH, options.strideW = strides
-    data_type = getattr(schema.TensorType, _TENSOR_TYPES[str(weight_ohwi.dtype)])
+    data_type = getattr(tfl.schema.TensorType, _TENSOR_TYPES[str(weight_ohwi.dtype)])
     # Buffer 0 is the empty one, by convention; constants follow it.
     buffers = [
-        schema.BufferT(),
-        _buffer(np.array(output_shape, dtype="int32")),
-        _buffer(weight_ohwi),
+        tfl.schema.BufferT(),
+        tfl.buffer(np.array(output_shape, dtype="int32")),
+        tfl.buffer(weight_ohwi),
     ]
     tensors = [
-        _tensor("output_shape", (4,), 1, schema.TensorType.INT32),
-        _tensor("weight", weight_ohwi.shape, 2, data_type),
-        _tensor("x", data_shape, 0, data_type),
-        _tensor("y", output_shape, 0, data_type),
+        tfl.tensor("output_shape", (4,), 1, tfl.schema.TensorType.INT32),
+        tfl.tensor("weight", weight_ohwi.shape, 2, data_type),
+        tfl.tensor("x", data_shape, 0, data_type),
+        tfl.tensor("y", output_shape, 0, data_type),
     ]
     inputs = [0, 1, 2]
     if bias is not None:
-        buffers.append(_buffer(bias))
-        bias_type = getattr(schema.TensorType, _TENSOR_TYPES[str(bias.dtype)])
-        tensors.append(_tensor("bias", bias.shape, 3, bias_type))
+        buffers.append(tfl.buffer(bias))
+        bias_type = getattr(tfl.schema.TensorType, _TENSOR_TYPES[str(bias.dtype)])
+        tensors.append(tfl.tensor("bias", bias.shape, 3, bias_type))
         inputs.append(4)
     for tensor in tensors:
         tensor.quantization = (quantization or {}).get(tensor.name)
-    operator = schema.OperatorT()
+    operator = tfl.schema.OperatorT()
     operator.opcodeIndex = 0
     operator.inputs, operator.outputs = inputs, [3]
-    operator.builtinOptionsType = schema.BuiltinOptions.TransposeConvOptions
+    operator.builtinOptionsType = tfl.schema.BuiltinOptions.TransposeConvOptions
     operator.builtinOptions = options
-    graph = schema.SubGraphT()
+    graph = tfl.schema.SubGraphT()
     graph.tensors = tensors
     graph.inputs, graph.outputs, graph.operators = [2], [3], [operator]
-    model = schema.ModelT()
+    model = tfl.schema.ModelT()
     model.version = 3
     model.operatorCodes = [code]
     model.buffers = buffers
     model.subgraphs = [graph]
-    builder = flatbuffers.Builder(1024)
+    builder = tfl.flatbuffers.Builder(1024)
     builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
     return bytes(builder.Output())
-
-
-def _litert(model: bytes, data: np.ndarray) -> np.ndarray:
-    """Run ``model`` on ``data`` with LiteRT's reference kernels.
-
-    Parameters
-    ----------
-    model : bytes
-        The serialized one-input, one-output model.
-    data : np.ndarray
-        The input.
-
-    Returns
-    -------
-    np.ndarray
-        The output.
-    """
-    interpreter = interpreter_mod.Interpreter(
-        model_content=model,
-        experimental_op_resolver_type=interpreter_mod.OpResolverType.BUILTIN_REF,
-    )
-    interpreter.allocate_tensors()
-    interpreter.set_tensor(interpreter.get_input_details()[0]["index"], data)
-    interpreter.invoke()
-    return interpreter.get_tensor(interpreter.get_output_details()[0]["index"])
-
-
-def _import(model: bytes) -> tvm.IRModule:
-    """Import a serialized TFLite model with the Relax frontend."""
-    from tvm.relax.frontend.tflite import from_tflite  # pylint: disable=import-outside-toplevel
-
-    return from_tflite(tflite.Model.GetRootAsModel(model, 0))
-
-
-def _calls(mod: tvm.IRModule, op_name: str):
-    """The calls of the operator ``op_name`` in ``mod["main"]``, in post order."""
-    calls = []
-
-    def _visit(expr):
-        if isinstance(expr, relax.Call) and isinstance(expr.op, tvm.ir.Op):
-            if expr.op.name == op_name:
-                calls.append(expr)
-
-    relax.analysis.post_order_visit(mod["main"], _visit)
-    return calls
-
-
-def _run(mod: tvm.IRModule, data: np.ndarray) -> np.ndarray:
-    """Build ``mod`` for the CPU and run its main function on ``data``."""
-    machine = relax.VirtualMachine(tvm.compile(mod, target="llvm"), tvm.cpu())
-    return machine["main"](tvm.runtime.tensor(data)).numpy()
 
 
 def _shape(expr):
@@ -263,11 +157,11 @@ def test_transpose_conv_matches_litert(case, with_bias):
     weight = rng.uniform(-1.0, 1.0, size=weight_shape).astype("float32")
     bias = rng.uniform(-1.0, 1.0, size=weight_shape[0]).astype("float32") if with_bias else None
     model = _transpose_conv_model(data_shape, weight, output_shape, strides, padding, bias)
-    mod = _import(model)
+    mod = tfl.import_model(model)
     data = rng.uniform(-1.0, 1.0, size=data_shape).astype("float32")
-    expected = _litert(model, data)
+    expected = tfl.litert_output(model, data)
     assert expected.shape == output_shape
-    tvm.testing.assert_allclose(_run(mod, data), expected, rtol=1e-5, atol=1e-5)
+    tvm.testing.assert_allclose(tfl.run_on_cpu(mod, data), expected, rtol=1e-5, atol=1e-5)
 
 
 def test_quantized_transpose_conv_matches_litert():
@@ -290,21 +184,21 @@ def test_quantized_transpose_conv_matches_litert():
     model = _transpose_conv_model(
         data_shape, weight, output_shape, (2, 2), "SAME", bias, quantization=quantization
     )
-    mod = _import(model)
-    (conv,) = _calls(mod, "relax.nn.conv2d_transpose")
+    mod = tfl.import_model(model)
+    (conv,) = tfl.calls(mod, "relax.nn.conv2d_transpose")
     assert (conv.attrs.data_layout, conv.attrs.kernel_layout) == ("NCHW", "IOHW")
     data = rng.integers(-128, 128, size=data_shape, dtype="int8")
-    expected = _litert(model, data).astype("int32")
-    tvm.testing.assert_allclose(_run(mod, data).astype("int32"), expected, rtol=0, atol=1)
+    expected = tfl.litert_output(model, data).astype("int32")
+    tvm.testing.assert_allclose(tfl.run_on_cpu(mod, data).astype("int32"), expected, rtol=0, atol=1)
 
 
-def test_output_size_no_padding_gives_is_refused():
+def test_unreachable_output_size_is_refused():
     """A stored output size that no output padding below the stride reaches is refused with
     the sizes named, not imported with another shape."""
     weight = np.random.default_rng().uniform(-1.0, 1.0, size=(3, 3, 3, 2)).astype("float32")
     model = _transpose_conv_model((1, 4, 4, 2), weight, (1, 12, 8, 3), (2, 2), "VALID", None)
     with pytest.raises(tvm.error.OpAttributeInvalid, match="output size 12 cannot come from"):
-        _import(model)
+        tfl.import_model(model)
 
 
 def test_transpose_conv_is_emitted_in_nchw():
@@ -314,9 +208,11 @@ def test_transpose_conv_is_emitted_in_nchw():
     rng = np.random.default_rng()
     weight = rng.uniform(-1.0, 1.0, size=weight_shape).astype("float32")
     bias = rng.uniform(-1.0, 1.0, size=6).astype("float32")
-    mod = _import(_transpose_conv_model(data_shape, weight, output_shape, (2, 2), "SAME", bias))
+    mod = tfl.import_model(
+        _transpose_conv_model(data_shape, weight, output_shape, (2, 2), "SAME", bias)
+    )
 
-    (conv,) = _calls(mod, "relax.nn.conv2d_transpose")
+    (conv,) = tfl.calls(mod, "relax.nn.conv2d_transpose")
     assert conv.attrs.data_layout == "NCHW"
     assert conv.attrs.kernel_layout == "IOHW"
     assert conv.attrs.out_layout == "NCHW"
@@ -327,7 +223,7 @@ def test_transpose_conv_is_emitted_in_nchw():
     np.testing.assert_array_equal(conv.args[1].value.numpy(), weight.transpose(3, 0, 1, 2))
     assert _shape(conv) == [1, 6, 8, 10]
 
-    axes = [[int(a) for a in call.attrs.axes] for call in _calls(mod, "relax.permute_dims")]
+    axes = [[int(a) for a in call.attrs.axes] for call in tfl.calls(mod, "relax.permute_dims")]
     assert axes == [[0, 3, 1, 2], [0, 2, 3, 1]]
     assert _shape(mod["main"].params[0]) == list(data_shape)
     assert [int(d) for d in mod["main"].ret_ty.shape] == list(output_shape)
