@@ -107,15 +107,12 @@ class BoundKernelNames:
         renamed = {}
         for gvar, func in long_names:
             del kept[gvar]
-            name = gvar.name_hint
-            if len(name) > self.max_length:
-                name = self._unique(bounded_name(name, self.max_length), taken)
+            name = self._bound(gvar.name_hint, taken)
             symbol = _global_symbol(func)
             if symbol == gvar.name_hint:
                 func = func.with_attr("global_symbol", name)
             elif len(symbol) > self.max_length:
-                symbol = self._unique(bounded_name(symbol, self.max_length), taken)
-                func = func.with_attr("global_symbol", symbol)
+                func = func.with_attr("global_symbol", self._bound(symbol, taken))
             renamed[gvar] = (name, func)
         # The BlockBuilder gives each new GlobalVar the type of its PrimFunc.
         builder = relax.BlockBuilder(
@@ -126,6 +123,12 @@ class BoundKernelNames:
             if isinstance(func, relax.Function):
                 builder.update_func(gvar, _GlobalVarRenamer(mod, new_gvars).visit_expr(func))
         return builder.finalize()
+
+    def _bound(self, name: str, taken: set) -> str:
+        """``name`` when it fits, else its unique :func:`bounded_name`."""
+        if len(name) <= self.max_length:
+            return name
+        return self._unique(bounded_name(name, self.max_length), taken)
 
     def _unique(self, name: str, taken: set) -> str:
         """``name``, or with a counter in place of its last characters when it is taken."""

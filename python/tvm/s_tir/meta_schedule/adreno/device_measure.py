@@ -218,8 +218,11 @@ def measure_bundle(
         ``{"format", "device": {"name", "driver"}, "evict_bytes", "results": {func:
         {"run_secs"} or {"error"}}, "untimed_tasks"}``.
     """
-    identity = device_identity(device)
-    times = {"format": TIMES_FORMAT, "device": identity, "evict_bytes": int(evict_bytes)}
+    times = {
+        "format": TIMES_FORMAT,
+        "device": device_identity(device),
+        "evict_bytes": int(evict_bytes),
+    }
     if resume is not None:
         earlier = {key: resume.get(key) for key in ("format", "device", "evict_bytes")}
         if earlier != {key: times[key] for key in earlier}:
@@ -260,6 +263,10 @@ def measure_bundle(
 _CONTEXT_LOST = ("CL_INVALID_COMMAND_QUEUE", "CL_OUT_OF_RESOURCES")
 
 
+def _context_lost(err: BaseException) -> bool:
+    return any(code in str(err) for code in _CONTEXT_LOST)
+
+
 def _time_task(task, load_library, device, timing, results, log) -> Optional[str]:
     """Time the candidates of one task that ``results`` does not hold yet into it; ``timing``
     is (min_seconds, repeat, evict) as :func:`time_function` takes them. Returns the candidate
@@ -270,7 +277,7 @@ def _time_task(task, load_library, device, timing, results, log) -> Optional[str
         lib = load_library(task["lib"])
         args = alloc_image_arguments(device, task["args"], 1, seed=task["index"])[0]
     except Exception as err:  # pylint: disable=broad-except
-        if any(code in str(err) for code in _CONTEXT_LOST):
+        if _context_lost(err):
             return f"loading {task['name']} ({_one_line(err)})"
         for cand in pending:
             results[cand["func"]] = {"error": "load: " + _one_line(err)}
@@ -282,7 +289,7 @@ def _time_task(task, load_library, device, timing, results, log) -> Optional[str
             results[cand["func"]] = {"run_secs": secs}
         except Exception as err:  # pylint: disable=broad-except
             results[cand["func"]] = {"error": _one_line(err)}
-            if any(code in str(err) for code in _CONTEXT_LOST):
+            if _context_lost(err):
                 return f"{cand['func']} of {task['name']} ({_one_line(err)})"
     timed = [results[cand["func"]] for cand in task["candidates"]]
     medians = [np.median(r["run_secs"]) for r in timed if "run_secs" in r]
