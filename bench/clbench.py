@@ -67,7 +67,7 @@ FLOP_PER_ITEM = ITERS * 8 * 4 * 2  # 8 float4 FMAs per iteration
 class OpenCL:
     """Just enough of the OpenCL C API."""
 
-    def __init__(self, select: str = ""):
+    def __init__(self, select: str = "", queue_properties: int = CL_QUEUE_PROFILING_ENABLE):
         self.lib = ctypes.CDLL("libOpenCL.so.1")
         lib = self.lib
         lib.clGetPlatformIDs.argtypes = [u32, ctypes.POINTER(vp), ctypes.POINTER(u32)]
@@ -128,13 +128,14 @@ class OpenCL:
         lib.clReleaseEvent.argtypes = [vp]
         lib.clReleaseMemObject.argtypes = [vp]
         lib.clFinish.argtypes = [vp]
+        lib.clFlush.argtypes = [vp]
         self.platform, self.device = self._pick(select)
         err = ctypes.c_int32(0)
         dev = vp(self.device)
         self.ctx = lib.clCreateContext(None, 1, ctypes.byref(dev), None, None, ctypes.byref(err))
         self._check(err.value, "clCreateContext")
         self.queue = lib.clCreateCommandQueue(
-            self.ctx, self.device, CL_QUEUE_PROFILING_ENABLE, ctypes.byref(err)
+            self.ctx, self.device, queue_properties, ctypes.byref(err)
         )
         self._check(err.value, "clCreateCommandQueue")
 

@@ -74,11 +74,30 @@ struct DeviceEntry {
   size_t image2d_max_height = 0;
   size_t image_max_array_size = 0;
 
-  /*! \brief Context and in-order queue, created on first use (thread-safe). */
+  /*! \brief The context, created on first use (thread-safe). */
   cl_context Context();
+  /*!
+   * \brief The in-order queue to enqueue on now: the plain queue, or the profiling queue
+   * while a device timer or the command trace runs (see AddEventListener).
+   */
   cl_command_queue Queue();
-  /*! \brief Whether the queue was created with CL_QUEUE_PROFILING_ENABLE (device timers). */
+  /*!
+   * \brief Whether the device gives a queue with CL_QUEUE_PROFILING_ENABLE (device timers);
+   * creates that queue on first use.
+   */
   bool ProfilingQueue();
+  /*!
+   * \brief A device timer or the command trace starts (requires timers_mu held). The first
+   * listener moves enqueueing to the profiling queue, after a wait for the plain queue, so
+   * that commands stay in order. Throws where the device refuses a profiling queue.
+   */
+  void AddEventListener();
+  /*!
+   * \brief A timer or the trace stops (requires timers_mu held). The last one waits for the
+   * profiling queue and moves enqueueing back to the plain queue. Reports instead of
+   * throwing, since timers detach in their destructors.
+   */
+  void RemoveEventListener();
 
   /*!
    * \brief Device timers and the command trace running on this device (opencl_timer.h);
@@ -96,7 +115,10 @@ struct DeviceEntry {
   std::once_flag context_once_;
   Handle<cl_context> context_;
   Handle<cl_command_queue> queue_;
-  bool profiling_queue_ = false;
+  // Made on the first timer: on NVIDIA's OpenCL a profiling queue costs every launch host
+  // time even without an event (bench/launch_cost.py), so untimed work stays off it.
+  std::once_flag profiling_once_;
+  Handle<cl_command_queue> profiling_queue_;
 };
 
 /*! \brief The process-wide list of selected devices (created once, never destroyed). */

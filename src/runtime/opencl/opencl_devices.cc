@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <iostream>
 #include <sstream>
 
 #include "opencl_common.h"
@@ -87,14 +88,7 @@ void DeviceEntry::EnsureContext() {
     Check(err, "clCreateContext", "creating a context for " + Describe());
     context_.reset(ctx);
     // clCreateCommandQueue is deprecated in 2.0 but present in every ICD and in 1.2 drivers.
-    // Profiling costs nothing for commands enqueued without an event, which is every command
-    // while no device timer runs (see opencl_timer.h); a device refusing it gets a plain queue.
-    cl_command_queue q =
-        GetApi().CreateCommandQueue(ctx, device, CL_QUEUE_PROFILING_ENABLE, &err);
-    profiling_queue_ = err == CL_SUCCESS;
-    if (err == CL_INVALID_QUEUE_PROPERTIES || err == CL_INVALID_VALUE) {
-      q = GetApi().CreateCommandQueue(ctx, device, 0, &err);
-    }
+    cl_command_queue q = GetApi().CreateCommandQueue(ctx, device, 0, &err);
     Check(err, "clCreateCommandQueue", "creating a command queue for " + Describe());
     queue_.reset(q);
   });
@@ -108,12 +102,44 @@ cl_context DeviceEntry::Context() {
 
 cl_command_queue DeviceEntry::Queue() {
   EnsureContext();
+  if (event_listeners.load(std::memory_order_relaxed) > 0) return profiling_queue_.get();
   return queue_.get();
 }
 
 bool DeviceEntry::ProfilingQueue() {
   EnsureContext();
-  return profiling_queue_;
+  std::call_once(profiling_once_, [this] {
+    cl_int err = CL_SUCCESS;
+    cl_command_queue q =
+        GetApi().CreateCommandQueue(context_.get(), device, CL_QUEUE_PROFILING_ENABLE, &err);
+    if (err == CL_SUCCESS) profiling_queue_.reset(q);
+  });
+  return static_cast<bool>(profiling_queue_);
+}
+
+void DeviceEntry::AddEventListener() {
+  if (!ProfilingQueue()) {
+    TVM_FFI_THROW(RuntimeError) << "OpenCL device " << Describe()
+                                << " refused a profiling queue (CL_QUEUE_PROFILING_ENABLE), so "
+                                << "its commands cannot be timed or traced; time the call with "
+                                << "a wall clock instead";
+  }
+  if (event_listeners.load(std::memory_order_relaxed) == 0) {
+    TVM_CL_CALL(Finish, "waiting for the queue of " + Describe(), queue_.get());
+  }
+  event_listeners.fetch_add(1, std::memory_order_relaxed);
+}
+
+void DeviceEntry::RemoveEventListener() {
+  if (event_listeners.load(std::memory_order_relaxed) == 1) {
+    cl_int err = GetApi().Finish(profiling_queue_.get());
+    if (err != CL_SUCCESS) {
+      std::cerr << "[tvm opencl] warning: OpenCL error " << ErrorName(err)
+                << " in clFinish waiting for the profiling queue of " << Describe()
+                << std::endl;
+    }
+  }
+  event_listeners.fetch_sub(1, std::memory_order_relaxed);
 }
 
 Platforms* Platforms::Global() {

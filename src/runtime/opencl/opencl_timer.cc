@@ -78,9 +78,9 @@ class OpenCLTimerNode : public TimerNode {
   void Start() final {
     std::lock_guard<std::mutex> lock(dev_.timers_mu);
     if (attached_) return;
+    dev_.AddEventListener();
     span_ = ProfilingSpan();
     dev_.timers.push_back(&span_);
-    dev_.event_listeners.fetch_add(1, std::memory_order_relaxed);
     attached_ = true;
   }
 
@@ -107,7 +107,7 @@ class OpenCLTimerNode : public TimerNode {
     if (!attached_) return;
     auto& timers = dev_.timers;
     timers.erase(std::remove(timers.begin(), timers.end(), &span_), timers.end());
-    dev_.event_listeners.fetch_sub(1, std::memory_order_relaxed);
+    dev_.RemoveEventListener();
     attached_ = false;
   }
 
@@ -118,18 +118,13 @@ class OpenCLTimerNode : public TimerNode {
 
 void StartCommandTrace(Device dev) {
   DeviceEntry& entry = Platforms::Global()->Get(dev.device_id);
-  if (!entry.ProfilingQueue()) {
-    TVM_FFI_THROW(RuntimeError) << "OpenCL device " << entry.Describe()
-                                << " refused a profiling queue (CL_QUEUE_PROFILING_ENABLE), so "
-                                << "its commands cannot be traced";
-  }
   std::lock_guard<std::mutex> lock(entry.timers_mu);
   if (entry.trace) {
     TVM_FFI_THROW(RuntimeError) << "a command trace already runs on " << entry.Describe()
                                 << "; call runtime.opencl.stop_command_trace first";
   }
+  entry.AddEventListener();
   entry.trace = std::make_unique<CommandTrace>();
-  entry.event_listeners.fetch_add(1, std::memory_order_relaxed);
 }
 
 /*! \brief [label, start_ns, end_ns] per traced command, times from the first command's start. */
@@ -143,7 +138,7 @@ ffi::Array<ffi::Array<ffi::Any>> StopCommandTrace(Device dev) {
                                   << "; call runtime.opencl.start_command_trace first";
     }
     trace = std::move(entry.trace);
-    entry.event_listeners.fetch_sub(1, std::memory_order_relaxed);
+    entry.RemoveEventListener();
   }
   ffi::Array<ffi::Array<ffi::Any>> commands;
   if (trace->events.empty()) return commands;

@@ -20,9 +20,10 @@
  * \file opencl_timer.h
  * \brief Device time from profiling events (runtime.timer.opencl).
  *
- * Each device's queue is created with CL_QUEUE_PROFILING_ENABLE. While no timer runs, commands
- * are enqueued without an event (nothing is allocated or recorded). While a timer runs on a
- * device, every command the runtime enqueues there asks for an event, and the timer keeps the
+ * While no timer runs, commands go to a plain in-order queue without an event (nothing is
+ * allocated or recorded). While a timer runs on a device, commands go to a second in-order
+ * queue created with CL_QUEUE_PROFILING_ENABLE (the switch waits for the queue left, so the
+ * order of commands holds), every command asks for an event, and the timer keeps the
  * first and the latest one: on an in-order queue the first command starts first and the latest
  * ends last, so the device time is CL_PROFILING_COMMAND_START of the first to
  * CL_PROFILING_COMMAND_END of the latest, gaps between commands included, host time before the

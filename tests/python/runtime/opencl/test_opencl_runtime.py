@@ -329,6 +329,49 @@ def test_command_trace_and_timer_see_the_same_commands(dev, generic_exec):
     assert abs(results[0] * 1e9 - span_ns) <= 1.0, (results[0], span_ns)
 
 
+@I.ir_module
+class Halfway:
+    @R.function
+    def main(x: R.Tensor((512, 1024), "float32"), y: R.Tensor((512, 1024), "float32")):
+        with R.dataflow():
+            o = R.multiply(R.add(x, y), R.const(0.5, "float32"))
+            R.output(o)
+        return o
+
+
+def test_commands_keep_their_order_across_timers(dev):
+    """Untimed commands go to a plain queue, timed and traced ones to a profiling queue: each
+    switch waits for the queue it leaves, so a call that reads the previous call's output,
+    enqueued with no sync in between, sees its finished values. Every step of the chain
+    halves the distance to ``y``, so a stale read changes the result."""
+    exe = tvm.compile(Halfway, target=tvm.target.Target("opencl", host="llvm"))
+    vm = relax.VirtualMachine(exe, dev)
+    rng = np.random.default_rng(12)
+    x = rng.random((512, 1024), dtype="float32")
+    y = rng.random((512, 1024), dtype="float32")
+    y_dev = tvm.runtime.tensor(y, dev)
+    vm["main"](tvm.runtime.tensor(x, dev), y_dev)  # build the programs first
+    dev.sync()
+    timer = vm.time_evaluator("main", dev, number=1, repeat=1, min_repeat_ms=0)
+    value, steps = tvm.runtime.tensor(x, dev), 0
+
+    def untimed_chain(value, steps):
+        for _ in range(6):
+            value, steps = vm["main"](value, y_dev), steps + 1
+        return value, steps
+
+    value, steps = untimed_chain(value, steps)  # plain queue, not waited for
+    traced = []
+    _trace(dev, lambda: traced.append(vm["main"](value, y_dev)))  # profiling queue
+    value, steps = untimed_chain(traced[0], steps + 1)
+    assert timer(value, y_dev).results[0] > 0
+    value, steps = untimed_chain(value, steps)
+    expected = x
+    for _ in range(steps):
+        expected = (expected + y) * np.float32(0.5)
+    np.testing.assert_allclose(value.numpy(), expected, rtol=1e-6)
+
+
 def test_command_trace_misuse_is_clear(dev):
     stop = tvm.get_global_func("runtime.opencl.stop_command_trace")
     start = tvm.get_global_func("runtime.opencl.start_command_trace")

@@ -1,0 +1,147 @@
+# Licensed to the Apache Software Foundation (ASF) under one
+# or more contributor license agreements.  See the NOTICE file
+# distributed with this work for additional information
+# regarding copyright ownership.  The ASF licenses this file
+# to you under the Apache License, Version 2.0 (the
+# "License"); you may not use this file except in compliance
+# with the License.  You may obtain a copy of the License at
+#
+#   http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing,
+# software distributed under the License is distributed on an
+# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+# KIND, either express or implied.  See the License for the
+# specific language governing permissions and limitations
+# under the License.
+"""What a kernel launch costs the host and the device, with plain OpenCL (ctypes, no TVM).
+
+A "call" is ``--launches`` back-to-back launches of one small kernel (a stand-in for a small
+network's inference); ``--calls`` calls run back to back with one ``clFinish`` at the end.
+Each queue mode runs the same calls:
+
+- ``plain``: an in-order queue without ``CL_QUEUE_PROFILING_ENABLE``;
+- ``profiling``: a profiling queue, commands enqueued without events (the runtime's default);
+- ``profiling+events``: a profiling queue, an event per launch, released at once;
+- ``plain+flush N``: ``clFlush`` after every N launches;
+- ``plain+finish``: ``clFinish`` after every call (one inference at a time).
+
+Printed per mode and kernel size (CSV): wall clock per launch (us, ``time.perf_counter``
+around the calls and the final ``clFinish``), host enqueue time per launch (the same clock
+around the enqueues alone) and the kernel's device time (profiling events, median).  The
+host times include ctypes' own call cost, the same in every mode.
+
+    python bench/launch_cost.py [--select nvidia] [--launches 46] [--calls 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import statistics
+import sys
+import time
+
+import clbench
+
+SPIN_SRC = r"""
+__kernel void spin(__global float* out, int iters) {
+  size_t g = get_global_id(0);
+  float x = g * 1e-6f;
+  for (int i = 0; i < iters; ++i) x = fma(x, 0.9999f, 0.0001f);
+  out[g] = x;
+}
+"""
+
+
+def _launcher(cl, kernel, items):
+    gs = (clbench.sz * 1)(items)
+    ls = (clbench.sz * 1)(128)
+    enqueue = cl.lib.clEnqueueNDRangeKernel
+    queue = cl.queue
+
+    def launch(event=None):
+        code = enqueue(queue, kernel, 1, None, gs, ls, 0, None, event)
+        if code != 0:
+            raise RuntimeError(f"clEnqueueNDRangeKernel failed with OpenCL error {code}")
+
+    return launch
+
+
+def run_mode(select, mode, iters, items, launches, calls):
+    """Wall and enqueue time per launch (us) of ``calls`` calls in one queue mode."""
+    profiling = mode.startswith("profiling")
+    cl = clbench.OpenCL(select, clbench.CL_QUEUE_PROFILING_ENABLE if profiling else 0)
+    prog = cl.program(SPIN_SRC)
+    kernel = cl.kernel(prog, "spin")
+    out = cl.buffer(items * 4)
+    arg = clbench.vp(out)
+    cl.lib.clSetKernelArg(kernel, 0, ctypes.sizeof(arg), ctypes.byref(arg))
+    n = ctypes.c_int32(iters)
+    cl.lib.clSetKernelArg(kernel, 1, 4, ctypes.byref(n))
+    launch = _launcher(cl, kernel, items)
+    flush_every = int(mode.split()[-1]) if "flush" in mode else 0
+    with_events = mode == "profiling+events"
+    event = clbench.vp()
+
+    def one_call():
+        for i in range(launches):
+            if with_events:
+                launch(ctypes.byref(event))
+                cl.lib.clReleaseEvent(event)
+            else:
+                launch()
+            if flush_every and (i + 1) % flush_every == 0:
+                cl.lib.clFlush(cl.queue)
+        if mode == "plain+finish":
+            cl.lib.clFinish(cl.queue)
+
+    one_call()  # warm-up: the driver compiles lazily
+    cl.lib.clFinish(cl.queue)
+    enqueue_s = 0.0
+    begin = time.perf_counter()
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        one_call()
+        enqueue_s += time.perf_counter() - t0
+    cl.lib.clFinish(cl.queue)
+    wall = time.perf_counter() - begin
+    total = launches * calls
+    device_us = ""
+    if profiling:
+        device_us = f"{statistics.median(cl.run(kernel, items, 128) for _ in range(20)) * 1e6:.2f}"
+    cl.lib.clReleaseMemObject(out)
+    return wall * 1e6 / total, enqueue_s * 1e6 / total, device_us
+
+
+def main() -> int:
+    """Print one CSV row per queue mode and kernel size."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
+    parser.add_argument("--select", default=os.environ.get("TVM_OPENCL_DEVICE", ""))
+    parser.add_argument("--launches", type=int, default=46)
+    parser.add_argument("--calls", type=int, default=100)
+    parser.add_argument("--items", type=int, default=16384)
+    parser.add_argument("--iters", default="0,256,1024", help="FMA loop lengths (kernel sizes)")
+    args = parser.parse_args()
+    modes = [
+        "plain",
+        "profiling",
+        "profiling+events",
+        "plain+flush 1",
+        "plain+flush 4",
+        "plain+flush 16",
+        "plain+finish",
+    ]
+    print("mode,iters,items,wall_us_per_launch,enqueue_us_per_launch,kernel_device_us")
+    for iters in (int(x) for x in args.iters.split(",")):
+        for mode in modes:
+            wall, enq, dev = run_mode(
+                args.select, mode, iters, args.items, args.launches, args.calls
+            )
+            print(f"{mode},{iters},{args.items},{wall:.2f},{enq:.2f},{dev}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

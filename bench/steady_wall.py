@@ -1,0 +1,88 @@
+# Licensed to the Apache Software Foundation (ASF) under one
+# or more contributor license agreements.  See the NOTICE file
+# distributed with this work for additional information
+# regarding copyright ownership.  The ASF licenses this file
+# to you under the Apache License, Version 2.0 (the
+# "License"); you may not use this file except in compliance
+# with the License.  You may obtain a copy of the License at
+#
+#   http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing,
+# software distributed under the License is distributed on an
+# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+# KIND, either express or implied.  See the License for the
+# specific language governing permissions and limitations
+# under the License.
+"""Steady-state wall clock of the bundle's networks under one runtime setting (runtime only).
+
+Per model and configuration: the median over ``--rounds`` of the wall clock per call of
+``--calls`` back-to-back calls of ``main`` with one device sync at the end (the method of the
+peers' medians and of ``device_runner``'s ``steady_wall_ms``).  Run it once per setting of
+the runtime's environment (each in a fresh process: the OpenCL queue is made once) and compare
+the rows; ``--label`` names the setting in the CSV.
+
+    python steady_wall.py --bundle B --label default [--only blazeface,palm]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import device_runner
+import inputs as bench_inputs
+
+
+def main() -> int:
+    """Print one CSV row per network and configuration of the bundle."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bundle", type=pathlib.Path, required=True)
+    parser.add_argument("--label", required=True)
+    parser.add_argument("--only", default="")
+    parser.add_argument("--calls", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--header", action="store_true")
+    args = parser.parse_args()
+    tvm = device_runner.load_tvm()
+    sess = device_runner.Session(tvm, rpc=False)
+    if args.header:
+        print("label,model,config,steady_wall_ms,min_ms,max_ms")
+    for path in sorted((args.bundle / "meta").glob("*.json")):
+        meta = json.loads(path.read_text())
+        if meta["config"] == "ref" or not meta.get("ok"):
+            continue
+        if args.only and not any(s in meta["model"] for s in args.only.split(",")):
+            continue
+        fixed = {}
+        if meta.get("weights_file"):
+            fixed = dict(np.load(args.bundle / "weights" / meta["weights_file"]))
+        data = bench_inputs.make_inputs(meta["params"], meta["seed"], fixed)
+        run = device_runner.ModelRun(sess, args.bundle, meta, data)
+        for _ in range(3):
+            run.run()
+        sess.dev.sync()
+        per_call = []
+        for _ in range(args.rounds):
+            begin = time.perf_counter()
+            for _ in range(args.calls):
+                run.run()
+            sess.dev.sync()
+            per_call.append((time.perf_counter() - begin) * 1e3 / args.calls)
+        print(
+            f"{args.label},{meta['model']},{meta['config']},{statistics.median(per_call):.4f},"
+            f"{min(per_call):.4f},{max(per_call):.4f}",
+            flush=True,
+        )
+        del run
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
