@@ -55,14 +55,14 @@ __kernel void spin(__global float* out, int iters) {
 """
 
 
-def _launcher(cl, kernel, items):
-    gs = (clbench.sz * 1)(items)
-    ls = (clbench.sz * 1)(128)
-    enqueue = cl.lib.clEnqueueNDRangeKernel
-    queue = cl.queue
+def _launcher(ocl, kernel, items):
+    global_size = (clbench.sz * 1)(items)
+    local_size = (clbench.sz * 1)(128)
+    enqueue = ocl.lib.clEnqueueNDRangeKernel
+    queue = ocl.queue
 
     def launch(event=None):
-        code = enqueue(queue, kernel, 1, None, gs, ls, 0, None, event)
+        code = enqueue(queue, kernel, 1, None, global_size, local_size, 0, None, event)
         if code != 0:
             raise RuntimeError(f"clEnqueueNDRangeKernel failed with OpenCL error {code}")
 
@@ -72,15 +72,15 @@ def _launcher(cl, kernel, items):
 def run_mode(select, mode, iters, items, launches, calls):
     """Wall and enqueue time per launch (us) of ``calls`` calls in one queue mode."""
     profiling = mode.startswith("profiling")
-    cl = clbench.OpenCL(select, clbench.CL_QUEUE_PROFILING_ENABLE if profiling else 0)
-    prog = cl.program(SPIN_SRC)
-    kernel = cl.kernel(prog, "spin")
-    out = cl.buffer(items * 4)
+    ocl = clbench.OpenCL(select, clbench.CL_QUEUE_PROFILING_ENABLE if profiling else 0)
+    prog = ocl.program(SPIN_SRC)
+    kernel = ocl.kernel(prog, "spin")
+    out = ocl.buffer(items * 4)
     arg = clbench.vp(out)
-    cl.lib.clSetKernelArg(kernel, 0, ctypes.sizeof(arg), ctypes.byref(arg))
+    ocl.lib.clSetKernelArg(kernel, 0, ctypes.sizeof(arg), ctypes.byref(arg))
     n = ctypes.c_int32(iters)
-    cl.lib.clSetKernelArg(kernel, 1, 4, ctypes.byref(n))
-    launch = _launcher(cl, kernel, items)
+    ocl.lib.clSetKernelArg(kernel, 1, 4, ctypes.byref(n))
+    launch = _launcher(ocl, kernel, items)
     flush_every = int(mode.split()[-1]) if "flush" in mode else 0
     with_events = mode == "profiling+events"
     event = clbench.vp()
@@ -89,29 +89,29 @@ def run_mode(select, mode, iters, items, launches, calls):
         for i in range(launches):
             if with_events:
                 launch(ctypes.byref(event))
-                cl.lib.clReleaseEvent(event)
+                ocl.lib.clReleaseEvent(event)
             else:
                 launch()
             if flush_every and (i + 1) % flush_every == 0:
-                cl.lib.clFlush(cl.queue)
+                ocl.lib.clFlush(ocl.queue)
         if mode == "plain+finish":
-            cl.lib.clFinish(cl.queue)
+            ocl.lib.clFinish(ocl.queue)
 
     one_call()  # warm-up: the driver compiles lazily
-    cl.lib.clFinish(cl.queue)
+    ocl.lib.clFinish(ocl.queue)
     enqueue_s = 0.0
     begin = time.perf_counter()
     for _ in range(calls):
-        t0 = time.perf_counter()
+        call_start = time.perf_counter()
         one_call()
-        enqueue_s += time.perf_counter() - t0
-    cl.lib.clFinish(cl.queue)
+        enqueue_s += time.perf_counter() - call_start
+    ocl.lib.clFinish(ocl.queue)
     wall = time.perf_counter() - begin
     total = launches * calls
     device_us = ""
     if profiling:
-        device_us = f"{statistics.median(cl.run(kernel, items, 128) for _ in range(20)) * 1e6:.2f}"
-    cl.lib.clReleaseMemObject(out)
+        device_us = f"{statistics.median(ocl.run(kernel, items, 128) for _ in range(20)) * 1e6:.2f}"
+    ocl.lib.clReleaseMemObject(out)
     return wall * 1e6 / total, enqueue_s * 1e6 / total, device_us
 
 
