@@ -92,7 +92,8 @@ FIELDS = [
     "vm_null_value",
     # Back-to-back steady-state calls, per call: the sum of the commands' device times from a
     # runtime.opencl command trace (busy), the wall clock of the same number of calls without
-    # trace or timer (steady_wall) and with the trace on (traced_wall: events cost host time),
+    # trace or timer (steady_wall: the median of 7 such rounds, as single rounds spread by up
+    # to a third on the GPU box) and with the trace on (traced_wall: events cost host time),
     # and busy over traced_wall. On NVIDIA's OpenCL an event adds device time to its command
     # (busy exceeds steady_wall on launch-heavy networks), so busy is compared with the wall
     # clock taken under the same trace; steady_wall is the throughput to set beside the peers.
@@ -363,19 +364,23 @@ def trace_calls(mr, calls: int):
     return [(str(label), int(a), int(b)) for label, a, b in commands], wall
 
 
-def busy_fraction(mr, calls: int = 20):
+def busy_fraction(mr, calls: int = 20, rounds: int = 7):
     """Per call: device busy time (sum of kernel and copy device times, traced), the wall time
-    of untraced and of traced back-to-back calls, and the fraction of the traced wall time the
-    device spends on commands."""
+    of untraced back-to-back calls (median of ``rounds`` rounds of ``calls`` calls) and of
+    traced ones, and the fraction of the traced wall time the device spends on commands."""
     commands, traced_wall = trace_calls(mr, calls)
     busy = sum(end - start for _, start, end in commands) * 1e-9
     dev = mr.sess.dev
-    dev.sync()
-    begin = time.perf_counter()
-    for _ in range(calls):
-        mr.run()
-    dev.sync()
-    wall = time.perf_counter() - begin
+    # The box's wall clock spreads by up to a third between moments: the median of rounds.
+    walls = []
+    for _ in range(rounds):
+        dev.sync()
+        begin = time.perf_counter()
+        for _ in range(calls):
+            mr.run()
+        dev.sync()
+        walls.append(time.perf_counter() - begin)
+    wall = statistics.median(walls)
     return dict(
         busy_ms=f"{busy * 1e3 / calls:.4f}",
         steady_wall_ms=f"{wall * 1e3 / calls:.4f}",
