@@ -20,6 +20,7 @@
 from typing import Sequence
 
 from tvm import te, tirx
+from tvm.s_tir.dlight.adreno.base import CONV2D_TRANSPOSE, SCHEDULE_RULE
 
 from .utils import CHANNEL_BLOCK, as_pair, blocked_shape
 
@@ -89,7 +90,8 @@ def conv2d_transpose_NCHWc(
     Returns
     -------
     output : te.Tensor
-        ``[batch, out_channel // 4, out_height, out_width, 4]``.
+        ``[batch, out_channel // 4, out_height, out_width, 4]``; its block is annotated
+        ``schedule_rule = CONV2D_TRANSPOSE`` (``dl.adreno.GroupConv2d`` takes it).
     """
     batch, in_chunks, in_h, in_w, _ = blocked_shape(data)
     out_chunks, in_channels, kh, kw, _ = blocked_shape(kernel)
@@ -151,6 +153,7 @@ def conv2d_transpose_NCHWc(
         _compute,
         name="conv2d_transpose_nchw4c",
         tag="conv2d_transpose_nchw4c",
+        attrs={SCHEDULE_RULE: CONV2D_TRANSPOSE},
     )
 
 

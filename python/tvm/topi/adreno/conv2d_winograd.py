@@ -35,6 +35,12 @@ import numpy as np
 
 import tvm
 from tvm import te
+from tvm.s_tir.dlight.adreno.base import (
+    SCHEDULE_RULE,
+    WINOGRAD_BATCHED_PRODUCT,
+    WINOGRAD_INPUT_TRANSFORM,
+    WINOGRAD_OUTPUT_TRANSFORM,
+)
 
 from ..nn.pad import pad
 from ..nn.utils import get_pad_tuple
@@ -241,7 +247,7 @@ def conv2d_winograd_input_transform(  # pylint: disable=too-many-locals
         _input_transform,
         name="winograd_input_transform",
         tag="winograd_input_transform",
-        attrs={"schedule_rule": "adreno.winograd_input_transform"},
+        attrs={SCHEDULE_RULE: WINOGRAD_INPUT_TRANSFORM},
     )
 
 
@@ -288,7 +294,7 @@ def conv2d_winograd_batched_product(
         ),
         name="winograd_batched_product",
         tag="winograd_batched_product",
-        attrs={"schedule_rule": "adreno.winograd_batched_product"},
+        attrs={SCHEDULE_RULE: WINOGRAD_BATCHED_PRODUCT},
     )
 
 
@@ -342,7 +348,7 @@ def conv2d_winograd_output_transform(
         _output_transform,
         name="winograd_output_transform",
         tag="conv2d_winograd_nchw4c",
-        attrs={"schedule_rule": "adreno.winograd_output_transform"},
+        attrs={SCHEDULE_RULE: WINOGRAD_OUTPUT_TRANSFORM},
     )
 
 

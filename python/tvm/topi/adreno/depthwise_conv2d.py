@@ -17,6 +17,7 @@
 """Depthwise convolution on channel-blocked (texture) layouts for Adreno GPUs."""
 
 from tvm import te
+from tvm.s_tir.dlight.adreno.base import DEPTHWISE_CONV2D, SCHEDULE_RULE
 
 from .utils import CHANNEL_BLOCK, as_pair, blocked_shape, conv_out_size, pad_spatial
 
@@ -48,7 +49,8 @@ def depthwise_conv2d_NCHWc_OIHWo(
     Returns
     -------
     output : te.Tensor
-        ``[batch, out_channel // 4, out_height, out_width, 4]``.
+        ``[batch, out_channel // 4, out_height, out_width, 4]``; its block is annotated
+        ``schedule_rule = DEPTHWISE_CONV2D`` (``dl.adreno.GroupConv2d`` takes it).
     """
     batch, in_chunks, in_h, in_w, _ = blocked_shape(data)
     out_chunks, one, kh, kw, _ = blocked_shape(kernel)
@@ -86,4 +88,5 @@ def depthwise_conv2d_NCHWc_OIHWo(
         _compute,
         name="depthwise_conv2d_nchw4c",
         tag="depthwise_conv2d_nchw4c",
+        attrs={SCHEDULE_RULE: DEPTHWISE_CONV2D},
     )

@@ -17,6 +17,7 @@
 """Group convolution on channel-blocked (texture) layouts for Adreno GPUs."""
 
 from tvm import te
+from tvm.s_tir.dlight.adreno.base import GROUP_CONV2D, SCHEDULE_RULE
 
 from .utils import CHANNEL_BLOCK, as_pair, blocked_shape, conv_out_size, pad_spatial
 
@@ -62,7 +63,8 @@ def group_conv2d_NCHWc_OIHWo(
     Returns
     -------
     output : te.Tensor
-        ``[batch, out_channel // 4, out_height, out_width, 4]``.
+        ``[batch, out_channel // 4, out_height, out_width, 4]``; its block is annotated
+        ``schedule_rule = GROUP_CONV2D`` (``dl.adreno.GroupConv2d`` takes it).
     """
     batch, in_chunks, in_h, in_w, _ = blocked_shape(data)
     out_chunks, in_per_group, kh, kw, _ = blocked_shape(kernel)
@@ -118,4 +120,5 @@ def group_conv2d_NCHWc_OIHWo(
         _compute,
         name="group_conv2d_nchw4c",
         tag="group_conv2d_nchw4c",
+        attrs={SCHEDULE_RULE: GROUP_CONV2D},
     )

@@ -63,6 +63,16 @@ def fused_prim_funcs(data, weight, groups=1, epilogue=None, shortcut=None):
     return {gv.name_hint: f for gv, f in mod.functions_items() if isinstance(f, tirx.PrimFunc)}
 
 
+def without_schedule_rule(func):
+    """``func`` with the ``schedule_rule`` annotation of every block removed: the same
+    workload, block names included, without the contract that names its rule."""
+    sch = tvm.s_tir.Schedule(func)
+    for block in sch.get_child_blocks(sch.get_sblock("root")):
+        if "schedule_rule" in sch.get(block).annotations:
+            sch.unannotate(block, "schedule_rule")
+    return sch.mod["main"]
+
+
 def only(funcs):
     """The one PrimFunc of ``funcs``."""
     (func,) = funcs.values()

@@ -33,6 +33,7 @@ import tvm_ffi
 import tvm
 import tvm.testing
 from tvm import relax, s_tir, te, tirx, topi
+from tvm.relax.transform.legalize_ops import adreno as legalize_adreno
 from tvm.s_tir import dlight as dl
 from tvm.s_tir.dlight.adreno import config as adreno_config
 from tvm.script import tirx as T
@@ -98,7 +99,8 @@ def _nchw_to_nchw4c_prim_func():
                 relax.op.layout_transform(x, index_map=lambda n, c, h, w: (n, c // 4, h, w, c % 4))
             )
         builder.emit_func_output(out)
-    mod = relax.transform.LegalizeOps()(builder.get())
+    legalize = {"relax.layout_transform": legalize_adreno.layout_transform}
+    mod = relax.transform.LegalizeOps(legalize)(builder.get())
     (func,) = [f for _, f in mod.functions_items() if isinstance(f, tirx.PrimFunc)]
     return func
 

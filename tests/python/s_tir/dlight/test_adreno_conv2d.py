@@ -35,6 +35,7 @@ from adreno_schedule_testing import (
     only,
     thread_extents,
     vectorized_extents,
+    without_schedule_rule,
 )
 
 TARGET = tvm.target.Target("qcom/adreno-opencl-texture")
@@ -180,6 +181,13 @@ def test_well_occupied_layer_is_not_split():
 )
 def test_grouped_convs_are_declined(weight, groups):
     assert _schedule(only(fused_prim_funcs((1, 4, 8, 8, 4), weight, groups=groups))) is None
+
+
+def test_conv_without_its_schedule_rule_is_declined():
+    """The same direct conv, block names included, without the annotation of its rule."""
+    func = only(fused_prim_funcs((1, 4, 8, 8, 4), (8, 16, 3, 3, 4)))
+    assert _schedule(func) is not None
+    assert _schedule(without_schedule_rule(func)) is None
 
 
 def test_winograd_stages_are_declined():

@@ -32,6 +32,7 @@ from adreno_schedule_testing import (
     only,
     thread_extents,
     vectorized_extents,
+    without_schedule_rule,
 )
 
 TARGET = tvm.target.Target("qcom/adreno-opencl-texture")
@@ -73,13 +74,35 @@ def test_epilogue_is_inlined_into_the_texel_store():
     assert not epilogue & set(block_names(func))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="GroupConv2d takes any 5-D 'out += a * b' block, so it also schedules the direct "
-    "conv (dl.adreno.Conv2d's workload): only the rule order keeps them apart (issue 16)",
-)
 def test_direct_conv_is_declined():
+    """The direct conv has the same 5-D ``out += a * b`` shape, but names dl.adreno.Conv2d."""
     assert _schedule(only(fused_prim_funcs((1, 4, 8, 8, 4), (8, 16, 3, 3, 4)))) is None
+
+
+@pytest.mark.parametrize(
+    "weight, groups",
+    [((4, 1, 3, 3, 4), 16), ((4, 4, 3, 3, 4), 4)],
+    ids=["depthwise", "group"],
+)
+def test_conv_without_its_schedule_rule_is_declined(weight, groups):
+    func = only(fused_prim_funcs((1, 4, 8, 8, 4), weight, groups=groups))
+    assert _schedule(func) is not None
+    assert _schedule(without_schedule_rule(func)) is None
+
+
+def _transposed_conv():
+    """The PrimFunc of a stride-2 transposed conv, 8 to 8 channels."""
+    data = tvm.te.placeholder((1, 2, 5, 5, 4), "float32", name="x")
+    weight = tvm.te.placeholder((2, 8, 3, 3, 4), "float32", name="w")
+    out = tvm.topi.adreno.conv2d_transpose_NCHWc(data, weight, 2, [1, 1, 1, 1], 1)
+    return tvm.te.create_prim_func([data, weight, out])
+
+
+def test_transposed_conv_is_taken_by_its_schedule_rule():
+    """The transposed conv is this rule's by its annotation, and only by it."""
+    func = _transposed_conv()
+    assert thread_extents(_schedule(func))["threadIdx.x"] == 64
+    assert _schedule(without_schedule_rule(func)) is None
 
 
 def test_winograd_batched_product_is_declined():

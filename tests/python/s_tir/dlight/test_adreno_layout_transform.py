@@ -23,6 +23,7 @@ import pytest
 import tvm
 import tvm.testing
 from tvm import relax, te, tirx, topi
+from tvm.relax.transform.legalize_ops import adreno as legalize_adreno
 from tvm.s_tir import dlight as dl
 
 from adreno_schedule_testing import loops, thread_extents, vectorized_extents
@@ -30,15 +31,16 @@ from adreno_schedule_testing import loops, thread_extents, vectorized_extents
 TARGET = tvm.target.Target("qcom/adreno-opencl-texture")
 
 
-def _legalized_transform(shape, index_map, dtype="float32"):
-    """The PrimFunc of a legalized R.layout_transform."""
+def _legalized_transform(shape, index_map, dtype="float32", adreno=True):
+    """The PrimFunc of an R.layout_transform legalized for Adreno (False: generically)."""
     x = relax.Var("x", relax.TensorType(shape, dtype))
     builder = relax.BlockBuilder()
     with builder.function("main", [x]):
         with builder.dataflow():
             out = builder.emit_output(relax.op.layout_transform(x, index_map=index_map))
         builder.emit_func_output(out)
-    mod = relax.transform.LegalizeOps()(builder.get())
+    legalize = {"relax.layout_transform": legalize_adreno.layout_transform} if adreno else {}
+    mod = relax.transform.LegalizeOps(legalize)(builder.get())
     (func,) = [f for _, f in mod.functions_items() if isinstance(f, tirx.PrimFunc)]
     return func
 
@@ -94,16 +96,23 @@ def test_other_workloads_are_declined(compute):
     assert _schedule(te.create_prim_func([data, compute(data)])) is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="LayoutTransform() matches the block name 'te_layout_transform' (use_op_name=True "
-    "by default), not the block's structure: an elementwise block of that name is taken "
-    "(issue 16: dispatch by contract, not by name)",
-)
 def test_elementwise_block_named_like_a_layout_transform_is_declined():
     data = te.placeholder((1, 4, 8, 8, 4), "float32", name="x")
     relu = te.compute(data.shape, lambda *i: tvm.te.max(data(*i), 0.0), name="te_layout_transform")
     assert _schedule(te.create_prim_func([data, relu])) is None
+
+
+def test_transform_without_the_annotation_is_declined():
+    """The generic legalization makes the same block, named ``te_layout_transform``, without
+    the ``schedule_rule`` annotation that the Adreno legalization puts on it."""
+    func = _legalized_transform((1, 16, 8, 8), _nchw_to_nchw4c, adreno=False)
+    assert _schedule(func) is None
+
+
+def test_padding_transform_is_left_to_the_fallback():
+    """6 channels into 2 pixels of 4: the pad lanes select the pad value, no annotation."""
+    func = _legalized_transform((1, 6, 8, 8), _nchw_to_nchw4c)
+    assert _schedule(func) is None
 
 
 if __name__ == "__main__":

@@ -24,7 +24,13 @@ from tvm.ir.expr import TensorLoad
 from tvm.target import Target
 
 from .. import analysis
-from .base import AdrenoScheduleRule
+from .base import (
+    CONV2D_TRANSPOSE,
+    DEPTHWISE_CONV2D,
+    GROUP_CONV2D,
+    AdrenoScheduleRule,
+    schedule_rule_of,
+)
 from .config import GroupConv2dConfig
 from .utils import schedule_default, schedule_inline_blocks
 
@@ -75,15 +81,19 @@ def _is_channel_blocked(buf) -> bool:
 class GroupConv2d(AdrenoScheduleRule):
     """Schedule channel-blocked (``NCHW4c``) depthwise and grouped convolutions.
 
-    Takes a PrimFunc with exactly one reduction block whose update is ``out = out + a * b``
-    over 5-D channel-blocked buffers and whose iterators are the five output axes (batch,
-    channel chunk, height, width, lane of extent 4) followed only by reduction axes, and that
-    names no other schedule rule. That is the shape of depthwise convolution (any channel
-    multiplier), of group convolution and of the packed transposed convolution: one thread
-    computes an output texel, so unlike ``Conv2d`` there is no input-channel loop to split by
-    the texel width and no reduction across threads. The zero padding is inlined into the
-    window read, and elementwise consumers (bias, activation, residual add, casts) into the
-    store, so the fused function is one kernel that reads and writes images.
+    Takes a PrimFunc with exactly one reduction block annotated ``schedule_rule`` with one of
+    :attr:`RULES`: the depthwise, group and transposed convolutions, whose computes
+    (``topi.adreno.depthwise_conv2d_NCHWc_OIHWo``, ``topi.adreno.group_conv2d_NCHWc_OIHWo``,
+    ``topi.adreno.conv2d_transpose_NCHWc``) put the annotation on their block. The block must
+    also have the structure the schedule relies on: an update ``out = out + a * b`` over 5-D
+    channel-blocked buffers, the five output axes (batch, channel chunk, height, width, lane
+    of extent 4) as its first iterators and only reduction axes after them. A block without
+    one of those annotations, such as the direct convolution of ``Conv2d``, is declined
+    whatever the order of the rules. One thread computes an output texel, so unlike
+    ``Conv2d`` there is no input-channel loop to split by the texel width and no reduction
+    across threads. The zero padding is inlined into the window read, and elementwise
+    consumers (bias, activation, residual add, casts) into the store, so the fused function
+    is one kernel that reads and writes images.
 
     Depthwise with channel multiplier 1 (each output lane reads the same lane of the input,
     MobileNet's case) is a streaming kernel: a work item computes 4 channels x
@@ -101,14 +111,17 @@ class GroupConv2d(AdrenoScheduleRule):
         The knobs; None: ``GroupConv2dConfig.from_target`` of the target being compiled for.
     """
 
+    #: The ``schedule_rule`` annotations of the blocks this rule takes.
+    RULES = (DEPTHWISE_CONV2D, GROUP_CONV2D, CONV2D_TRANSPOSE)
+
     def __init__(self, config: Optional[GroupConv2dConfig] = None):
         super().__init__()
         self.config = config
 
-    @staticmethod
-    def _conv_block(sch: s_tir.Schedule, blocks) -> Optional[s_tir.schedule.SBlockRV]:
+    @classmethod
+    def _conv_block(cls, sch: s_tir.Schedule, blocks) -> Optional[s_tir.schedule.SBlockRV]:
         reductions = [b for b in blocks if analysis.get_sblock_info(sch, b).is_reduction()]
-        if len(reductions) != 1:
+        if len(reductions) != 1 or schedule_rule_of(sch, reductions[0]) not in cls.RULES:
             return None
         blk = reductions[0]
         stmt = sch.get(blk)
@@ -122,8 +135,6 @@ class GroupConv2d(AdrenoScheduleRule):
             return None
         if int(stmt.iter_vars[4].dom.extent) != _LANES:
             return None
-        if "schedule_rule" in stmt.annotations:
-            return None  # a block that names its rule is that rule's (the Winograd product)
         return blk
 
     def apply(  # pylint: disable=too-many-locals

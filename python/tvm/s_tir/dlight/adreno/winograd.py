@@ -23,21 +23,15 @@ from tvm import s_tir, tirx
 from tvm.target import Target
 
 from .. import analysis
-from .base import AdrenoScheduleRule
+from .base import (
+    WINOGRAD_BATCHED_PRODUCT,
+    WINOGRAD_INPUT_TRANSFORM,
+    WINOGRAD_OUTPUT_TRANSFORM,
+    AdrenoScheduleRule,
+    schedule_rule_of,
+)
 from .config import WinogradConfig
 from .utils import schedule_default, schedule_inline_blocks
-
-#: The block annotation ``topi.adreno.conv2d_winograd_*`` puts on each stage (TOPI's usual
-#: ``schedule_rule`` contract between a compute and its schedule).
-_ANNOTATION = "schedule_rule"
-INPUT_TRANSFORM = "adreno.winograd_input_transform"
-BATCHED_PRODUCT = "adreno.winograd_batched_product"
-OUTPUT_TRANSFORM = "adreno.winograd_output_transform"
-
-
-def _stage(sch: s_tir.Schedule, blk) -> Optional[str]:
-    value = sch.get(blk).annotations.get(_ANNOTATION)
-    return str(value) if value is not None else None
 
 
 def _bind_threads(sch: s_tir.Schedule, outer: List, threads: int):
@@ -130,9 +124,9 @@ class Winograd(AdrenoScheduleRule):
         self.config = config
 
     _STAGES: Dict[str, Callable] = {
-        INPUT_TRANSFORM: schedule_input_transform,
-        BATCHED_PRODUCT: schedule_batched_product,
-        OUTPUT_TRANSFORM: schedule_output_transform,
+        WINOGRAD_INPUT_TRANSFORM: schedule_input_transform,
+        WINOGRAD_BATCHED_PRODUCT: schedule_batched_product,
+        WINOGRAD_OUTPUT_TRANSFORM: schedule_output_transform,
     }
 
     def apply(
@@ -153,13 +147,13 @@ class Winograd(AdrenoScheduleRule):
             sch = func
 
         root = analysis.get_root_block(sch, sch.func_working_on)
-        found = [(b, _stage(sch, b)) for b in sch.get_child_blocks(root)]
+        found = [(b, schedule_rule_of(sch, b)) for b in sch.get_child_blocks(root)]
         found = [(b, stage) for b, stage in found if stage in self._STAGES]
         if len(found) != 1:
             return None
         blk, stage = found[0]
         others = [b for b in sch.get_child_blocks(root) if not sch.get(b).same_as(sch.get(blk))]
-        if stage == INPUT_TRANSFORM:
+        if stage == WINOGRAD_INPUT_TRANSFORM:
             # Zero padding (and any injective producer): inlined into the window reads.
             for producer in sch.get_producers(blk):
                 if analysis.get_sblock_info(sch, producer).is_injective():

@@ -25,8 +25,15 @@ import tvm
 import tvm.testing
 from tvm import relax
 from tvm.relax.transform.legalize_ops import adreno as legalize_adreno
-
-SCHEDULE_RULE = "schedule_rule"
+from tvm.s_tir.dlight.adreno.base import (
+    CONV2D,
+    DEPTHWISE_CONV2D,
+    GROUP_CONV2D,
+    SCHEDULE_RULE,
+    WINOGRAD_BATCHED_PRODUCT,
+    WINOGRAD_INPUT_TRANSFORM,
+    WINOGRAD_OUTPUT_TRANSFORM,
+)
 
 
 def _conv_call(data, weight, groups=1, strides=(1, 1), dtype="float32", with_ty_args=True):
@@ -112,21 +119,42 @@ def test_unknown_winograd_mode_is_refused():
 
 
 @pytest.mark.parametrize(
-    "weight, groups, compute",
+    "weight, groups, rule",
     [
-        ((8, 16, 3, 3, 4), 1, "conv2d_NCHWc_OIHWo"),
-        ((4, 1, 3, 3, 4), 16, "depthwise_conv2d_NCHWc_OIHWo"),
-        ((4, 4, 3, 3, 4), 4, "group_conv2d_NCHWc_OIHWo"),
+        ((8, 16, 3, 3, 4), 1, CONV2D),
+        ((4, 1, 3, 3, 4), 16, DEPTHWISE_CONV2D),
+        ((4, 4, 3, 3, 4), 4, GROUP_CONV2D),
     ],
+    ids=["direct", "depthwise", "group"],
 )
-def test_each_conv_kind_gets_its_compute(weight, groups, compute):
+def test_each_conv_kind_names_its_schedule_rule(weight, groups, rule):
+    """One PrimFunc, whose one reduction block is annotated with the rule of its kind."""
     mod, _ = _conv_call((1, 4, 8, 8, 4), weight, groups=groups)
-    names = [
-        gv.name_hint
-        for gv, f in _legalize(mod).functions_items()
-        if isinstance(f, tvm.tirx.PrimFunc)
+    legalized = _legalize(mod)
+    (func,) = [f for _, f in legalized.functions_items() if isinstance(f, tvm.tirx.PrimFunc)]
+    sch = tvm.s_tir.Schedule(func)
+    annotated = [
+        str(sch.get(block).annotations[SCHEDULE_RULE])
+        for block in sch.get_child_blocks(sch.get_sblock("root"))
+        if SCHEDULE_RULE in sch.get(block).annotations
     ]
-    assert names == [compute]
+    assert annotated == [rule]
+
+
+def test_identical_direct_convs_share_their_prim_func():
+    """The annotation is put before the PrimFunc is added: the module keeps one copy."""
+    x = relax.Var("x", relax.TensorType((1, 4, 8, 8, 4), "float32"))
+    w = relax.Var("w", relax.TensorType((4, 16, 3, 3, 4), "float32"))
+    layouts = {"data_layout": "NCHW4c", "kernel_layout": "OIHW4o", "out_layout": "NCHW4c"}
+    builder = relax.BlockBuilder()
+    with builder.function("main", [x, w]):
+        with builder.dataflow():
+            first = builder.emit(relax.op.nn.conv2d(x, w, padding=[1, 1], **layouts))
+            conv = relax.op.nn.conv2d(first, w, padding=[1, 1], **layouts)
+            out = builder.emit_output(conv)
+        builder.emit_func_output(out)
+    funcs = [f for _, f in _legalize(builder.get()).functions_items()]
+    assert len([f for f in funcs if isinstance(f, tvm.tirx.PrimFunc)]) == 1
 
 
 def test_winograd_conv_is_four_calls_with_annotated_stages():
@@ -141,9 +169,9 @@ def test_winograd_conv_is_four_calls_with_annotated_stages():
     relax.analysis.post_order_visit(legalized["main"], _visit)
     assert len(calls) == 4, calls
     assert _stage_annotations(legalized) == {
-        "adreno.winograd_input_transform",
-        "adreno.winograd_batched_product",
-        "adreno.winograd_output_transform",
+        WINOGRAD_INPUT_TRANSFORM,
+        WINOGRAD_BATCHED_PRODUCT,
+        WINOGRAD_OUTPUT_TRANSFORM,
     }
 
 

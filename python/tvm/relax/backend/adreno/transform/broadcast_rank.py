@@ -42,34 +42,18 @@ from typing import Optional
 import tvm
 from tvm import relax
 from tvm.relax.transform import function_pass
+from tvm.relax.utils import get_static_shape
 from tvm.ir import Op
 
-#: Binary broadcast ops whose layout inference needs operands of equal rank.
-BROADCAST_OPS = (
-    "relax.add",
-    "relax.subtract",
-    "relax.multiply",
-    "relax.divide",
-    "relax.maximum",
-    "relax.minimum",
-    "relax.power",
-)
+from .utils import BINARY_BROADCAST_OPS
+
 #: Only the 4-D activations the texture pipeline converts to ``NCHW4c`` are worth aligning.
 ACTIVATION_RANK = 4
 
 
-def _static_shape(ty):
-    if not isinstance(ty, relax.TensorType) or ty.shape is None:
-        return None
-    try:
-        return [int(dim) for dim in ty.shape]
-    except (TypeError, ValueError):
-        return None
-
-
 @relax.expr_functor.mutator
 class _RankAligner(relax.PyExprMutator):
-    ops = tuple(Op.get(name) for name in BROADCAST_OPS)
+    ops = tuple(Op.get(name) for name in BINARY_BROADCAST_OPS)
     conv_op = Op.get("relax.nn.conv2d")
     astype_op = Op.get("relax.astype")
 
@@ -78,7 +62,7 @@ class _RankAligner(relax.PyExprMutator):
         call = super().visit_call_(call)
         if not any(call.op.same_as(op) for op in self.ops) or len(call.args) != 2:
             return call
-        shapes = [_static_shape(arg.ty) for arg in call.args]
+        shapes = [get_static_shape(arg.ty) for arg in call.args]
         if any(shape is None for shape in shapes):
             return call
         ranks = [len(shape) for shape in shapes]

@@ -40,6 +40,8 @@ import tvm
 from tvm import relax
 from tvm.ir import Op
 
+from .utils import rewrite_relax_functions
+
 # The normalizations whose per-element parameters follow the normalized axes (layer_norm,
 # rms_norm) or the channel axis (group_norm, instance_norm).
 _NORM_OPS = (
@@ -94,8 +96,4 @@ class LegalizeChannelNorms:  # pylint: disable=too-few-public-methods
 
     def transform_module(self, mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
         """Apply the rewrite to every Relax function of ``mod``."""
-        legalizer = _ChannelNormLegalizer(mod)
-        for gvar, func in mod.functions_items():
-            if isinstance(func, relax.Function):
-                legalizer.builder_.update_func(gvar, legalizer.visit_expr(func))
-        return legalizer.builder_.get()
+        return rewrite_relax_functions(mod, _ChannelNormLegalizer(mod))

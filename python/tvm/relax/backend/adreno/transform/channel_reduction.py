@@ -63,6 +63,8 @@ from tvm import relax, te, tirx
 from tvm.relax.transform import function_pass
 from tvm.ir import Op
 
+from .utils import rewrite_relax_functions
+
 # Reductions whose layout inference keeps the packed channel axis when keepdims=True: every
 # op registered with StatisticalAttrs.
 _STATISTICAL_OPS = frozenset(
@@ -270,9 +272,6 @@ class PackChannelArgReduce:  # pylint: disable=too-few-public-methods
     def transform_module(self, mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
         """Apply the rewrite to every Relax function of ``mod``; drop the unpacking copies
         left without a use."""
-        rewriter = _ChannelArgReducePacker(mod)
-        for gvar, func in mod.functions_items():
-            if isinstance(func, relax.Function):
-                func = rewriter.visit_expr(func)
-                rewriter.builder_.update_func(gvar, relax.analysis.remove_all_unused(func))
-        return rewriter.builder_.get()
+        return rewrite_relax_functions(
+            mod, _ChannelArgReducePacker(mod), relax.analysis.remove_all_unused
+        )

@@ -28,26 +28,22 @@ kernel. The result is identical (clip is defined as exactly this composition).
 
 import tvm
 from tvm import relax
+from tvm.relax.dpl import is_op, rewrite_call, wildcard
 from tvm.relax.transform import function_pass
-from tvm.ir import Op
+
+_X, _LOW, _HIGH = wildcard(), wildcard(), wildcard()
+_CLIP = is_op("relax.clip")(_X, _LOW, _HIGH)
 
 
-@relax.expr_functor.mutator
-class _ClipRewriter(relax.PyExprMutator):
-    clip_op = Op.get("relax.clip")
-
-    def visit_call_(self, call: relax.Call) -> relax.Expr:  # pylint: disable=arguments-renamed
-        call = super().visit_call_(call)
-        if not call.op.same_as(self.clip_op):
-            return call
-        x_ty = call.args[0].ty
-        if not isinstance(x_ty, relax.TensorType) or x_ty.ndim != 4:
-            return call
-        dtype = x_ty.dtype
-        low = relax.const(float(call.args[1].value), dtype)
-        high = relax.const(float(call.args[2].value), dtype)
-        lower = self.builder_.emit(relax.op.maximum(call.args[0], low))
-        return relax.op.minimum(lower, high)
+def _clip_to_min_max(clip: relax.Call, matches) -> relax.Expr:
+    """The replacement of a matched ``clip``: itself unless its input is a 4-D tensor."""
+    x = matches[_X]
+    if not isinstance(x.ty, relax.TensorType) or x.ty.ndim != 4:
+        return clip
+    dtype = x.ty.dtype
+    low = relax.const(float(matches[_LOW].value), dtype)
+    high = relax.const(float(matches[_HIGH].value), dtype)
+    return relax.op.minimum(relax.op.maximum(x, low), high)
 
 
 @function_pass(opt_level=0, name="ClipToMinMax")
@@ -63,7 +59,7 @@ class ClipToMinMax:  # pylint: disable=too-few-public-methods
     """
 
     def transform_function(
-        self, func: relax.Function, mod: tvm.IRModule, _ctx: tvm.transform.PassContext
+        self, func: relax.Function, _mod: tvm.IRModule, _ctx: tvm.transform.PassContext
     ) -> relax.Function:
-        """Apply the rewrite to ``func``, a Relax function of ``mod``."""
-        return _ClipRewriter(mod).visit_expr(func)
+        """Apply the rewrite to ``func``."""
+        return rewrite_call(_CLIP, _clip_to_min_max, func)

@@ -60,8 +60,12 @@ from tvm import relax, tirx
 from tvm.sym import Analyzer
 from tvm.ir import Op
 from tvm.relax.transform.legalize_ops import adreno as legalize_adreno
+from tvm.relax.utils import get_static_shape
 
-#: Elementwise ops that compute the same in any layout of their operands.
+from .utils import BINARY_BROADCAST_OPS, rewrite_relax_functions
+
+#: Unary elementwise ops that compute the same in any layout of their operand (as do the
+#: ``BINARY_BROADCAST_OPS``).
 UNARY_OPS = (
     "relax.nn.relu",
     "relax.sigmoid",
@@ -73,30 +77,11 @@ UNARY_OPS = (
     "relax.astype",
     "relax.nn.silu",
 )
-BINARY_OPS = (
-    "relax.add",
-    "relax.subtract",
-    "relax.multiply",
-    "relax.divide",
-    "relax.maximum",
-    "relax.minimum",
-    "relax.power",
-)
 #: Longest chain of layout transforms and permutations looked through to find one that
 #: undoes another (TFLite: NCHW4c -> NHWC -> NCHW -> NCHW4c around a transposed conv).
 _MAX_CHAIN = 3
 #: Lanes of a texel: a transform out of a texture layout reads 5-D tensors with this last axis.
 _LANES = 4
-
-
-def _shape(expr: relax.Expr) -> Optional[List[int]]:
-    ty = expr.ty
-    if not isinstance(ty, relax.TensorType) or ty.shape is None:
-        return None
-    try:
-        return [int(dim) for dim in ty.shape]
-    except (TypeError, ValueError):
-        return None
 
 
 def _undoes(maps, shape: List[int]) -> bool:
@@ -118,7 +103,7 @@ def _undoes(maps, shape: List[int]) -> bool:
 
 def _permutation(call: relax.Call):
     """The index map of a ``permute_dims`` call."""
-    ndim = len(_shape(call.args[0]))
+    ndim = len(get_static_shape(call.args[0].ty))
     axes = call.attrs.axes
     axes = list(reversed(range(ndim))) if axes is None else [int(a) for a in axes]
     return tirx.IndexMap.from_func(lambda *idx: [idx[a] for a in axes], ndim=ndim)
@@ -152,7 +137,7 @@ class _LayoutFolder(relax.PyExprMutator):
     permute_op = Op.get("relax.permute_dims")
     pad_op = Op.get("relax.nn.pad")
     unary_ops = tuple(Op.get(name) for name in UNARY_OPS)
-    binary_ops = tuple(Op.get(name) for name in BINARY_OPS)
+    binary_ops = tuple(Op.get(name) for name in BINARY_BROADCAST_OPS)
 
     def __init__(self, mod: tvm.IRModule, uses):
         super().__init__(mod)
@@ -167,7 +152,7 @@ class _LayoutFolder(relax.PyExprMutator):
         value = self.lookup_binding(var)
         if not isinstance(value, relax.Call) or not value.op.same_as(self.layout_op):
             return None
-        src, dst = _shape(value.args[0]), _shape(value)
+        src, dst = get_static_shape(value.args[0].ty), get_static_shape(value.ty)
         if src is None or dst is None or len(src) != 5 or src[-1] != _LANES or len(dst) != 4:
             return None
         if value.attrs.pad_value is not None or math.prod(src) != math.prod(dst):
@@ -200,8 +185,8 @@ class _LayoutFolder(relax.PyExprMutator):
             else:
                 return call
             current = value.args[0]
-            shape = _shape(current)
-            if shape is not None and shape == _shape(call) and _undoes(maps, shape):
+            shape = get_static_shape(current.ty)
+            if shape is not None and shape == get_static_shape(call.ty) and _undoes(maps, shape):
                 return current
         return call
 
@@ -214,9 +199,9 @@ class _LayoutFolder(relax.PyExprMutator):
                 break
         if unblock is None:
             return call
-        out_shape = _shape(unblock)
+        out_shape = get_static_shape(unblock.ty)
         back = unblock.attrs.index_map
-        into = back.inverse(_shape(unblock.args[0]))
+        into = back.inverse(get_static_shape(unblock.args[0].ty))
         channel = _lane_axes(into)
         args = list(call.args)
         for i in tensors:
@@ -224,7 +209,7 @@ class _LayoutFolder(relax.PyExprMutator):
             if other is not None and tvm_ffi.structural_equal(other.attrs.index_map, back):
                 args[i] = other.args[0]
                 continue
-            shape = _shape(args[i])
+            shape = get_static_shape(args[i].ty)
             if shape is None:
                 return call
             if not shape:
@@ -245,7 +230,7 @@ class _LayoutFolder(relax.PyExprMutator):
         if unblock is None:
             return call
         back = unblock.attrs.index_map
-        into = back.inverse(_shape(unblock.args[0]))
+        into = back.inverse(get_static_shape(unblock.args[0].ty))
         widths = [int(w) for w in call.attrs.pad_width]
         channel = _lane_axes(into)
         blocked_widths = []
@@ -289,6 +274,13 @@ def _use_counts(func: relax.Function) -> dict:
     return counts
 
 
+def _fold_function(
+    func: relax.Function, mod: tvm.IRModule, _ctx: tvm.transform.PassContext
+) -> relax.Function:
+    """``func``, a Relax function of ``mod``, with its layout transforms folded."""
+    return _LayoutFolder(mod, _use_counts(func)).visit_expr(func)
+
+
 @tvm.transform.module_pass(opt_level=0, name="LowerConv2dTransposeNCHWc")
 class LowerConv2dTransposeNCHWc:  # pylint: disable=too-few-public-methods
     """Lower supported ``conv2d_transpose`` calls to the ``NCHW4c`` texture compute.
@@ -303,11 +295,7 @@ class LowerConv2dTransposeNCHWc:  # pylint: disable=too-few-public-methods
 
     def transform_module(self, mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
         """Lower the transposed convolutions of every Relax function of ``mod``."""
-        lowering = _TransposeLowering(mod)
-        for gvar, func in mod.functions_items():
-            if isinstance(func, relax.Function):
-                lowering.builder_.update_func(gvar, lowering.visit_expr(func))
-        return lowering.builder_.get()
+        return rewrite_relax_functions(mod, _TransposeLowering(mod))
 
 
 @tvm.transform.module_pass(opt_level=0, name="FoldTextureLayoutTransforms")
@@ -325,11 +313,9 @@ class FoldTextureLayoutTransforms:  # pylint: disable=too-few-public-methods
 
     def transform_module(self, mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
         """Rewrite every Relax function of ``mod``, then drop aliases and unused bindings."""
-        funcs = [(g, f) for g, f in mod.functions_items() if isinstance(f, relax.Function)]
-        for gvar, func in funcs:
-            folder = _LayoutFolder(mod, _use_counts(func))
-            folder.builder_.update_func(gvar, folder.visit_expr(func))
-            mod = folder.builder_.get()
+        mod = relax.transform.function_pass(
+            _fold_function, opt_level=0, name="FoldTextureLayoutTransformsInFunctions"
+        )(mod)
         # A cancelled pair leaves ``y = x``: the C++ scope annotation does not look through
         # such aliases (the producer would see no consumer and stay in a buffer).
         mod = relax.transform.CanonicalizeBindings()(mod)

@@ -43,6 +43,7 @@ group.
 import tvm
 from tvm import relax
 from tvm.relax.transform import function_pass
+from tvm.relax.utils import get_static_shape
 from tvm.ir import Op
 
 #: Channels per texture pixel.
@@ -51,16 +52,6 @@ _BLOCK = 4
 
 def _round_up(value: int) -> int:
     return (value + _BLOCK - 1) // _BLOCK * _BLOCK
-
-
-def _static_shape(expr: relax.Expr):
-    ty = expr.ty
-    if not isinstance(ty, relax.TensorType) or ty.shape is None:
-        return None
-    try:
-        return [int(d) for d in ty.shape]
-    except (TypeError, ValueError):
-        return None
 
 
 def _pad_axis(expr: relax.Expr, ndim: int, axis: int, amount: int) -> relax.Expr:
@@ -100,7 +91,7 @@ class _ConvChannelPadder(relax.PyExprMutator):
         if axes is None:
             return call
         data_c, kernel_o, kernel_i, out_c = axes
-        x_shape, w_shape = _static_shape(call.args[0]), _static_shape(call.args[1])
+        x_shape, w_shape = get_static_shape(call.args[0].ty), get_static_shape(call.args[1].ty)
         if x_shape is None or w_shape is None:
             return call
         in_ch, out_ch, groups = x_shape[data_c], w_shape[kernel_o], int(attrs.groups)

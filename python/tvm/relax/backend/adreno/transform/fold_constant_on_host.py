@@ -29,26 +29,17 @@ replaced by their value; anything else is left for ``FoldConstant``.
 """
 
 import math
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, Optional
 
 import numpy as np
 
 import tvm
 from tvm import relax
 from tvm.ir import Op
+from tvm.relax.transform import function_pass
+from tvm.relax.utils import get_static_shape
 
 _CONSTANT_TYPE = type(relax.const(0.0))
-
-
-def _static_shape(tensor_type) -> Optional[List[int]]:
-    if not isinstance(tensor_type, relax.TensorType) or tensor_type.shape is None:
-        return None
-    dims = []
-    for dim in tensor_type.shape:
-        if not isinstance(dim, tvm.tirx.IntImm):
-            return None
-        dims.append(int(dim))
-    return dims
 
 
 _INDEX_OPS = {
@@ -80,7 +71,7 @@ def _layout_transform(call, arrays):
         return None
     src = arrays[0]
     index_map = call.attrs.index_map
-    out_shape = _static_shape(call.ty)
+    out_shape = get_static_shape(call.ty)
     if math.prod(out_shape) != src.size or len(index_map.initial_indices) != src.ndim:
         return None
     grids = np.indices(src.shape, dtype="int64")
@@ -111,10 +102,12 @@ def _binary(ufunc):
 _EVALUATORS: Dict[str, Callable] = {
     "relax.astype": lambda call, arrays: arrays[0].astype(str(call.attrs.dtype)),
     "relax.permute_dims": _permute_dims,
-    "relax.reshape": lambda call, arrays: arrays[0].reshape(_static_shape(call.ty)),
-    "relax.broadcast_to": lambda call, arrays: np.broadcast_to(arrays[0], _static_shape(call.ty)),
-    "relax.expand_dims": lambda call, arrays: arrays[0].reshape(_static_shape(call.ty)),
-    "relax.squeeze": lambda call, arrays: arrays[0].reshape(_static_shape(call.ty)),
+    "relax.reshape": lambda call, arrays: arrays[0].reshape(get_static_shape(call.ty)),
+    "relax.broadcast_to": lambda call, arrays: np.broadcast_to(
+        arrays[0], get_static_shape(call.ty)
+    ),
+    "relax.expand_dims": lambda call, arrays: arrays[0].reshape(get_static_shape(call.ty)),
+    "relax.squeeze": lambda call, arrays: arrays[0].reshape(get_static_shape(call.ty)),
     "relax.layout_transform": _layout_transform,
     "relax.add": _binary(np.add),
     "relax.subtract": _binary(np.subtract),
@@ -141,7 +134,7 @@ class _HostFolder(relax.PyExprMutator):  # pylint: disable=abstract-method
         call = super().visit_call_(call)
         if not isinstance(call.op, Op) or call.op.name not in _EVALUATORS:
             return call
-        out_shape = _static_shape(call.ty)
+        out_shape = get_static_shape(call.ty)
         if out_shape is None:
             return call
         tensor_args = [a for a in call.args if isinstance(a.ty, relax.TensorType)]
@@ -157,7 +150,7 @@ class _HostFolder(relax.PyExprMutator):  # pylint: disable=abstract-method
         return relax.const(value, str(call.ty.dtype))
 
 
-@tvm.transform.module_pass(opt_level=0, name="FoldConstantOnHost")
+@function_pass(opt_level=0, name="FoldConstantOnHost")
 class FoldConstantOnHost:  # pylint: disable=too-few-public-methods
     """Evaluate re-layouts, casts and elementwise arithmetic of constants with numpy.
 
@@ -170,10 +163,8 @@ class FoldConstantOnHost:  # pylint: disable=too-few-public-methods
         The pass.
     """
 
-    def transform_module(self, mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
-        """Fold in every Relax function of ``mod``."""
-        folder = _HostFolder(mod)
-        for gvar, func in mod.functions_items():
-            if isinstance(func, relax.Function):
-                folder.builder_.update_func(gvar, folder.visit_expr(func))
-        return folder.builder_.get()
+    def transform_function(
+        self, func: relax.Function, mod: tvm.IRModule, _ctx: tvm.transform.PassContext
+    ) -> relax.Function:
+        """Fold in ``func``, a Relax function of ``mod``."""
+        return _HostFolder(mod).visit_expr(func)

@@ -45,9 +45,10 @@ from typing import Dict, List, Optional, Tuple
 import tvm
 from tvm import relax
 from tvm.relax.transform import function_pass
+from tvm.relax.utils import get_static_shape
 from tvm.ir import Op
 
-from .conv_channel_padding import _pad_axis, _round_up, _static_shape
+from .conv_channel_padding import _pad_axis, _round_up
 
 #: Elementwise ops with f(0, 0) == 0.
 _BINARY_OPS = ("relax.add", "relax.subtract", "relax.multiply", "relax.maximum", "relax.minimum")
@@ -110,7 +111,7 @@ class _PaddedChannelKeeper(relax.PyExprMutator):
             return None
         source, axis, channels = found
         zero_from = self.zero_tail.get(source)
-        shape = _static_shape(source)
+        shape = get_static_shape(source.ty)
         if zero_from is None or zero_from > channels or shape is None:
             return None
         if shape[axis] != _round_up(channels):
@@ -131,7 +132,7 @@ class _PaddedChannelKeeper(relax.PyExprMutator):
         pad = self._bound(conv.args[1], [self.pad_op])
         if pad is None or pad.attrs.pad_mode != "constant" or float(pad.attrs.pad_value) != 0.0:
             return
-        w_shape = _static_shape(conv.args[1])
+        w_shape = get_static_shape(conv.args[1].ty)
         padded_from = w_shape[kernel_o] - int(pad.attrs.pad_width[2 * kernel_o + 1])
         if padded_from <= channels:
             self.zero_tail[source] = padded_from
@@ -146,7 +147,7 @@ class _PaddedChannelKeeper(relax.PyExprMutator):
         wide = self._wide_of(arg)
         if wide is not None:
             return wide[0] if wide[1:] == (axis, channels) else None
-        shape = _static_shape(arg)
+        shape = get_static_shape(arg.ty)
         if shape is None or len(shape) <= axis or shape[axis] != channels:
             return None
         extra = _round_up(channels) - channels

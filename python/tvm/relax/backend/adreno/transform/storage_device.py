@@ -69,15 +69,13 @@ class _StorageDeviceRewriter(relax.PyExprMutator):
         return relax.Call(call.op, args, call.attrs, call.ty_args, call.span)
 
 
-def _alloc_storage_on_physical_device(mod: tvm.IRModule, _ctx) -> tvm.IRModule:
+def _alloc_storage_on_physical_device(
+    func: relax.Function, mod: tvm.IRModule, _ctx: tvm.transform.PassContext
+) -> relax.Function:
     mapping = physical_device_indices(mod)
     if all(index == physical for index, physical in mapping.items()):
-        return mod
-    rewriter = _StorageDeviceRewriter(mod, mapping)
-    for gvar, func in mod.functions.items():
-        if isinstance(func, relax.Function):
-            rewriter.builder_.update_func(gvar, rewriter.visit_expr(func))
-    return rewriter.builder_.get()
+        return func
+    return _StorageDeviceRewriter(mod, mapping).visit_expr(func)
 
 
 def AllocStorageOnPhysicalDevice() -> tvm.transform.Pass:  # pylint: disable=invalid-name
@@ -90,6 +88,6 @@ def AllocStorageOnPhysicalDevice() -> tvm.transform.Pass:  # pylint: disable=inv
     fpass : tvm.transform.Pass
         The pass.
     """
-    return tvm.transform.module_pass(
+    return relax.transform.function_pass(
         _alloc_storage_on_physical_device, opt_level=0, name="AllocStorageOnPhysicalDevice"
     )

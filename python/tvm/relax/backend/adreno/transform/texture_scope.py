@@ -54,6 +54,8 @@ from typing import List, Optional, Tuple
 import tvm
 from tvm import relax
 
+from .utils import rewrite_relax_functions
+
 TEXTURE_SCOPES = ("global.texture", "global.texture-nhwc", "global.texture-weight")
 
 _CALL_TIR = tvm.ir.Op.get("relax.call_tir")
@@ -235,10 +237,7 @@ class BalanceTextureScope:  # pylint: disable=too-few-public-methods
         """Rewrite the scopes of every Relax function of ``mod``."""
         target = self.target or tvm.target.Target.current(allow_none=False)
         rewriter = _ScopeRewriter(mod, target, TextureLimits.from_target(target))
-        for gvar, func in mod.functions_items():
-            if isinstance(func, relax.Function):
-                rewriter.builder_.update_func(gvar, rewriter.visit_expr(func))
-        out = rewriter.builder_.get()
+        out = rewrite_relax_functions(mod, rewriter)
         vdevices = list(mod.global_infos["vdevice"]) if "vdevice" in mod.global_infos else []
         known = {str(v.memory_scope) for v in vdevices}
         for scope, vdev in rewriter.vdevices.items():

@@ -49,6 +49,7 @@ from typing import Dict, List, Optional, Set
 import tvm
 from tvm import relax
 from tvm.relax.op import vm as _vm_op
+from tvm.relax.transform import function_pass
 
 from .storage_device import physical_device_indices
 from .texture_scope import TEXTURE_SCOPES, image_extent
@@ -238,7 +239,7 @@ class _TextureStorageRewriter(relax.PyExprMutator):
         self.builder_.emit_normalized(relax.VarBinding(binding.var, self.builder_.normalize(tensor)))
 
 
-@tvm.transform.module_pass(opt_level=0, name="PlanTextureStorage")
+@function_pass(opt_level=0, name="PlanTextureStorage")
 class PlanTextureStorage:  # pylint: disable=too-few-public-methods
     """Give texture tensors image storage, shared by tensors of the same image over time.
 
@@ -251,17 +252,11 @@ class PlanTextureStorage:  # pylint: disable=too-few-public-methods
         The pass.
     """
 
-    def transform_module(self, mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
-        """Plan and rewrite every Relax function of ``mod``."""
-        device_map = physical_device_indices(mod)
-        plan: Dict[relax.Var, _Storage] = {}
-        for _, func in mod.functions_items():
-            if isinstance(func, relax.Function):
-                plan.update(_plan_function(func, mod, device_map))
+    def transform_function(
+        self, func: relax.Function, mod: tvm.IRModule, _ctx: tvm.transform.PassContext
+    ) -> relax.Function:
+        """Plan and rewrite ``func``, a Relax function of ``mod``."""
+        plan = _plan_function(func, mod, physical_device_indices(mod))
         if not plan:
-            return mod
-        rewriter = _TextureStorageRewriter(mod, plan)
-        for gvar, func in mod.functions_items():
-            if isinstance(func, relax.Function):
-                rewriter.builder_.update_func(gvar, rewriter.visit_expr(func))
-        return rewriter.builder_.get()
+            return func
+        return _TextureStorageRewriter(mod, plan).visit_expr(func)

@@ -35,6 +35,8 @@ from typing import Dict, Optional
 
 import tvm
 from tvm import relax
+from tvm.relax.transform import function_pass
+from tvm.relax.utils import get_static_shape
 
 from .storage_device import physical_device_indices
 
@@ -54,14 +56,6 @@ def _vdevice_index(vdevices, vdev) -> Optional[int]:
     return None
 
 
-def _static_shape(ty) -> bool:
-    return (
-        isinstance(ty, relax.TensorType)
-        and isinstance(ty.shape, relax.ShapeExpr)
-        and all(isinstance(dim, tvm.tirx.IntImm) for dim in ty.shape.values)
-    )
-
-
 @relax.expr_functor.mutator
 class _VDeviceCopyRewriter(relax.PyExprMutator):
     def __init__(self, mod: tvm.IRModule):
@@ -72,7 +66,7 @@ class _VDeviceCopyRewriter(relax.PyExprMutator):
     def _same_device_indices(self, call: relax.Call):
         """(source index, destination index) of a copy between scopes of one device."""
         src_ty, dst_ty = call.args[0].ty, call.ty
-        if not (_static_shape(src_ty) and _static_shape(dst_ty)):
+        if get_static_shape(src_ty) is None or get_static_shape(dst_ty) is None:
             return None
         if src_ty.vdevice is None or dst_ty.vdevice is None:
             return None
@@ -102,7 +96,7 @@ class _VDeviceCopyRewriter(relax.PyExprMutator):
         self.builder_.emit(relax.Call(relax.ExternFunc(COPY_FUNC), [source, binding.var]))
 
 
-@tvm.transform.module_pass(opt_level=0, name="LowerVDeviceCopy")
+@function_pass(opt_level=0, name="LowerVDeviceCopy")
 class LowerVDeviceCopy:  # pylint: disable=too-few-public-methods
     """Rewrite ``R.to_vdevice`` between memory scopes of one device into an allocation in the
     destination scope and a copy that does not wait for the device.
@@ -116,12 +110,10 @@ class LowerVDeviceCopy:  # pylint: disable=too-few-public-methods
         The pass.
     """
 
-    def transform_module(self, mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
-        """Rewrite every Relax function of ``mod``."""
+    def transform_function(
+        self, func: relax.Function, mod: tvm.IRModule, _ctx: tvm.transform.PassContext
+    ) -> relax.Function:
+        """Rewrite ``func``, a Relax function of ``mod``."""
         if not mod.global_infos.get("vdevice"):
-            return mod
-        rewriter = _VDeviceCopyRewriter(mod)
-        for gvar, func in mod.functions_items():
-            if isinstance(func, relax.Function):
-                rewriter.builder_.update_func(gvar, rewriter.visit_expr(func))
-        return rewriter.builder_.get()
+            return func
+        return _VDeviceCopyRewriter(mod).visit_expr(func)

@@ -32,24 +32,13 @@ is what the memory-scope annotation (C++ ``AnnotateCustomMemoryScope``) reads to
 convolution's activation in a texture and its weight in a buffer.
 """
 
-from typing import Optional
-
 import tvm
 from tvm import relax
+from tvm.relax.utils import get_static_shape
 from tvm.topi import adreno as topi_adreno
 
 #: Channels per texel.
 _BLOCK = 4
-
-
-def _static_shape(expr: relax.Expr) -> Optional[list]:
-    ty = expr.ty
-    if not isinstance(ty, relax.TensorType) or ty.shape is None:
-        return None
-    try:
-        return [int(dim) for dim in ty.shape]
-    except (TypeError, ValueError):
-        return None
 
 
 def conv2d_transpose_supported(call: relax.Call) -> bool:
@@ -72,7 +61,7 @@ def conv2d_transpose_supported(call: relax.Call) -> bool:
         return False
     if int(attrs.groups) != 1 or [int(d) for d in attrs.dilation] != [1, 1]:
         return False
-    return all(_static_shape(e) is not None for e in (call.args[0], call.args[1], call))
+    return all(get_static_shape(e.ty) is not None for e in (call.args[0], call.args[1], call))
 
 
 def _conv2d_attrs(call: relax.Call) -> tvm.ir.Attrs:
@@ -112,7 +101,7 @@ def conv2d_transpose_NCHWc(bb: relax.BlockBuilder, call: relax.Call) -> relax.Ex
             "texture lowering (NCHW/IOHW, one group, dilation 1, static shapes)"
         )
     data, weight = call.args
-    in_channels, out_channels = _static_shape(weight)[:2]
+    in_channels, out_channels = get_static_shape(weight.ty)[:2]
     in_padded = -(-in_channels // _BLOCK) * _BLOCK
     if in_padded != in_channels:
         weight = bb.emit(relax.op.nn.pad(weight, [0, in_padded - in_channels, 0, 0, 0, 0, 0, 0]))

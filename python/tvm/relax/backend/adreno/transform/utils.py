@@ -1,0 +1,68 @@
+# Licensed to the Apache Software Foundation (ASF) under one
+# or more contributor license agreements.  See the NOTICE file
+# distributed with this work for additional information
+# regarding copyright ownership.  The ASF licenses this file
+# to you under the Apache License, Version 2.0 (the
+# "License"); you may not use this file except in compliance
+# with the License.  You may obtain a copy of the License at
+#
+#   http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing,
+# software distributed under the License is distributed on an
+# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+# KIND, either express or implied.  See the License for the
+# specific language governing permissions and limitations
+# under the License.
+"""Helpers shared by the Adreno Relax passes."""
+
+from typing import Callable, Optional
+
+import tvm
+from tvm import relax
+
+#: Binary elementwise ops that broadcast their operands. They compute the same in any layout
+#: of their operands; their layout inference needs operands of equal rank.
+BINARY_BROADCAST_OPS = (
+    "relax.add",
+    "relax.subtract",
+    "relax.multiply",
+    "relax.divide",
+    "relax.maximum",
+    "relax.minimum",
+    "relax.power",
+)
+
+
+def rewrite_relax_functions(
+    mod: tvm.IRModule,
+    mutator: relax.PyExprMutator,
+    finalize: Optional[Callable[[relax.Function], relax.Function]] = None,
+) -> tvm.IRModule:
+    """Rewrite every Relax function of ``mod`` with ``mutator``.
+
+    The body of a module pass whose mutator adds functions to the module (``call_te``, an
+    op's ``FLegalize``), which a ``function_pass`` would drop.
+
+    Parameters
+    ----------
+    mod : tvm.IRModule
+        The module, the one ``mutator`` was created with.
+    mutator : relax.PyExprMutator
+        The rewrite, applied to each Relax function in turn.
+    finalize : Optional[Callable[[relax.Function], relax.Function]]
+        Applied to each rewritten function before it replaces the original.
+
+    Returns
+    -------
+    mod : tvm.IRModule
+        The module of ``mutator``'s builder: the rewritten functions, the other functions of
+        ``mod`` and those the rewrite added.
+    """
+    for gvar, func in mod.functions_items():
+        if isinstance(func, relax.Function):
+            func = mutator.visit_expr(func)
+            if finalize is not None:
+                func = finalize(func)
+            mutator.builder_.update_func(gvar, func)
+    return mutator.builder_.get()
