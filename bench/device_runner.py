@@ -649,7 +649,25 @@ def _opencl_module(module):
     raise RuntimeError("no opencl module")
 
 
-def main() -> int:
+PROFILE_FIELDS = ["model", "config", "kernel", "ms_per_run", "calls", "timed"]
+CHECK_FIELDS = ["check", "result", "detail"]
+STARTUP_FIELDS = [
+    "model",
+    "config",
+    "mode",
+    "runs",
+    "first_result_s",
+    "import_s",
+    "process_s",
+    "cache_hits",
+    "cache_misses",
+    "cache_stores",
+    "notes",
+]
+
+
+def parse_args() -> argparse.Namespace:
+    """The command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bundle", type=pathlib.Path, required=True)
     parser.add_argument("--out", type=pathlib.Path, required=True)
@@ -659,31 +677,41 @@ def main() -> int:
     parser.add_argument("--startup-repeat", type=int, default=3)
     parser.add_argument("--startup-models", default="resnet50__a,mobilenetv2__a,resnet50__c")
     parser.add_argument("--only", default="", help="comma-separated model substrings")
-    args = parser.parse_args()
-    tasks = set(args.tasks.split(","))
-    args.out.mkdir(parents=True, exist_ok=True)
-    select = os.environ.get("TVM_OPENCL_DEVICE", "")
-    build_info = (
-        json.loads((args.bundle / "build.json").read_text())
-        if (args.bundle / "build.json").is_file()
-        else {}
-    )
+    return parser.parse_args()
 
+
+def write_csv(path: pathlib.Path, fields, rows, extrasaction: str = "raise") -> None:
+    """Write ``rows`` (dicts) under the header ``fields``."""
+    with open(path, "w", newline="", encoding="utf-8") as csv_file:
+        writer = csv.DictWriter(csv_file, fieldnames=fields, extrasaction=extrasaction)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def read_metas(bundle: pathlib.Path):
+    """Every model/config description of the bundle (``meta/*.json``), references included."""
+    return [json.loads(p.read_text()) for p in sorted((bundle / "meta").glob("*.json"))]
+
+
+def measure_ceilings(tasks, select: str) -> dict:
+    """The device's description and, with the ``ceilings`` task, its measured fp32 peak and
+    copy bandwidth (``clbench.py``); empty if OpenCL C kernels cannot run."""
     ceil = {}
     try:
         import clbench  # pylint: disable=import-outside-toplevel
 
         ceil = clbench.measure(select) if "ceilings" in tasks else clbench.OpenCL(select).info()
         log(
-            f"device {ceil['device']} ({ceil['platform']}), driver {ceil['driver']}: "
-            f"fp32 peak {ceil.get('peak_gflops', '?')} GFLOP/s, copy {ceil.get('bandwidth_gbs', '?')} GB/s"
+            f"device {ceil['device']} ({ceil['platform']}), driver {ceil['driver']}: fp32 peak "
+            f"{ceil.get('peak_gflops', '?')} GFLOP/s, copy {ceil.get('bandwidth_gbs', '?')} GB/s"
         )
     except Exception as err:  # pylint: disable=broad-except
         log(f"ceilings failed: {one_line(err)}")
-    t = time.perf_counter()
-    tvm = load_tvm()
-    import_s = time.perf_counter() - t
-    sess = Session(tvm, args.rpc)
+    return ceil
+
+
+def write_env(args, ceil: dict, sess: Session, import_s: float, build_info: dict) -> dict:
+    """Write OUTDIR/env.json: the ceilings, the Python and TVM set-up and the bundle's build."""
     env = dict(
         ceil,
         tvm_import_s=round(import_s, 2),
@@ -693,215 +721,253 @@ def main() -> int:
         build=build_info,
     )
     (args.out / "env.json").write_text(json.dumps(env, indent=1))
-    common = dict(
-        date=datetime.date.today().isoformat(),
-        device=ceil.get("device", env["tvm_device_name"]),
-        driver=ceil.get("driver", ""),
-        platform=ceil.get("platform", ""),
-        git_commit=build_info.get("git_commit", ""),
-    )
+    return env
 
-    metas = [json.loads(p.read_text()) for p in sorted((args.bundle / "meta").glob("*.json"))]
+
+def common_fields(ceil: dict, env: dict, build_info: dict) -> dict:
+    """The fields every result row shares: date, device, driver, platform, workspace commit."""
+    return {
+        "date": datetime.date.today().isoformat(),
+        "device": ceil.get("device", env["tvm_device_name"]),
+        "driver": ceil.get("driver", ""),
+        "platform": ceil.get("platform", ""),
+        "git_commit": build_info.get("git_commit", ""),
+    }
+
+
+def models_to_run(args):
+    """The bundle's model/configs to measure (--only applied) and its LLVM references by
+    model."""
+    metas = read_metas(args.bundle)
     refs = {m["model"]: m for m in metas if m["config"] == "ref"}
     metas = [m for m in metas if m["config"] != "ref"]
     if args.only:
         metas = [m for m in metas if any(s in m["model"] for s in args.only.split(","))]
+    return metas, refs
+
+
+def ceiling_rows(ceil: dict):
+    """The result rows of the measured fp32 peak and copy bandwidth (none if not measured)."""
+    if not ceil.get("peak_gflops"):
+        return []
+    return [
+        {
+            "kind": "ceiling",
+            "model": "fp32_fma_peak",
+            "config": "opencl-c",
+            "status": "ok",
+            "gflops": ceil["peak_gflops"],
+            "notes": "8 float4 FMA chains per work item",
+        },
+        {
+            "kind": "ceiling",
+            "model": "copy_bandwidth",
+            "config": "opencl-c",
+            "status": "ok",
+            "gbs": ceil["bandwidth_gbs"],
+            "notes": f"float4 copy kernel, {ceil['copy_mib']} MiB, read+write; "
+            f"clEnqueueCopyBuffer {ceil['copy_buffer_gbs']} GB/s",
+        },
+    ]
+
+
+def measure_one(sess, args, meta: dict, ceil: dict, refs: dict):
+    """Measure one model/config (an unexpected error becomes a ``run_error`` row) and log it;
+    the row and the ModelRun (None if it did not load)."""
+    start = time.perf_counter()
+    try:
+        row, model_run = measure_model(sess, args.bundle, meta, ceil, args, refs.get(meta["model"]))
+    except Exception as err:  # pylint: disable=broad-except
+        traceback.print_exc()
+        row = {
+            "kind": "network",
+            "model": meta["model"],
+            "config": meta["config"],
+            "status": "run_error",
+            "error": one_line(err),
+        }
+        model_run = None
+    log(
+        f"{meta['model']:<34} {meta['config']} ({CONFIG_NAMES.get(meta['config'], '')}): "
+        f"{row.get('status')} median {row.get('median_ms', '-')} ms, "
+        f"e2e {row.get('e2e_median_ms', '-')} ms, {row.get('gflops', '-')} GFLOP/s, "
+        f"correct={row.get('correct', '?')} rel_err={row.get('rel_err', '-')} "
+        f"{row.get('error', '')} [{time.perf_counter() - start:.1f} s]"
+    )
+    return row, model_run
+
+
+def measure_models(sess, args, metas, refs: dict, ceil: dict):
+    """Measure every model/config, networks first; the rows and the networks' ModelRuns by
+    (model, config), kept for the profile (a layer's VM is dropped once it is measured)."""
+    rows, keep = [], {}
+    order = sorted(metas, key=lambda m: (m["model"].startswith("layer:"), m["model"], m["config"]))
+    for meta in order:
+        row, model_run = measure_one(sess, args, meta, ceil, refs)
+        rows.append(row)
+        if model_run is not None and not meta["model"].startswith("layer:"):
+            keep[(meta["model"], meta["config"])] = model_run
+        del model_run
+    return rows, keep
+
+
+def fp16_rows(metas, ceil: dict):
+    """A ``skipped`` float16 row per network where the device lacks cl_khr_fp16."""
+    if ceil.get("cl_khr_fp16", True):
+        return []
+    return [
+        {
+            "kind": "network",
+            "model": model,
+            "config": "a",
+            "dtype": "float16",
+            "status": "skipped",
+            "error": "device lacks cl_khr_fp16 (half arithmetic, read_imageh)",
+        }
+        for model in sorted({m["model"] for m in metas if not m["model"].startswith("layer:")})
+    ]
+
+
+def profile_rows(model: str, config: str, model_run):
+    """The 25 slowest kernels and copies of a network (by device time from a command trace
+    where the runtime has it, else synced wall time) and its 5 slowest VM builtins."""
+    try:
+        kernels, how = device_profile(model_run), "device events"
+    except RuntimeError:
+        kernels, how = None, "wall, synced"
+    prof = profile_model(model_run)
+    builtins = [p for p in prof if p[0].startswith("vm.builtin.")]
+    if kernels is None:
+        kernels = [p for p in prof if not p[0].startswith("vm.builtin.")]
+    return [
+        {
+            "model": model,
+            "config": config,
+            "kernel": name,
+            "ms_per_run": f"{ms:.4f}",
+            "calls": calls,
+            "timed": timed,
+        }
+        for entries, timed in ((kernels[:25], how), (builtins[:5], "wall, synced"))
+        for name, ms, calls in entries
+    ]
+
+
+def write_profile(args, keep: dict) -> None:
+    """Profile every network that ran and write OUTDIR/profile.csv (a failure is logged)."""
     rows = []
-    if ceil.get("peak_gflops"):
-        rows.append(
-            dict(
-                kind="ceiling",
-                model="fp32_fma_peak",
-                config="opencl-c",
-                status="ok",
-                gflops=ceil["peak_gflops"],
-                notes="8 float4 FMA chains per work item",
-            )
-        )
-        rows.append(
-            dict(
-                kind="ceiling",
-                model="copy_bandwidth",
-                config="opencl-c",
-                status="ok",
-                gbs=ceil["bandwidth_gbs"],
-                notes=f"float4 copy kernel, {ceil['copy_mib']} MiB, read+write; "
-                f"clEnqueueCopyBuffer {ceil['copy_buffer_gbs']} GB/s",
-            )
-        )
-    keep = {}
-    if "models" in tasks:
-        order = sorted(
-            metas, key=lambda m: (m["model"].startswith("layer:"), m["model"], m["config"])
-        )
-        for meta in order:
-            t = time.perf_counter()
-            try:
-                row, mr = measure_model(
-                    sess, args.bundle, meta, ceil, args, refs.get(meta["model"])
-                )
-            except Exception as err:  # pylint: disable=broad-except
-                traceback.print_exc()
-                row, mr = (
-                    dict(
-                        kind="network",
-                        model=meta["model"],
-                        config=meta["config"],
-                        status="run_error",
-                        error=one_line(err),
-                    ),
-                    None,
-                )
-            rows.append(row)
-            if mr is not None and not meta["model"].startswith("layer:"):
-                keep[(meta["model"], meta["config"])] = mr
-            log(
-                f"{meta['model']:<34} {meta['config']} ({CONFIG_NAMES.get(meta['config'], '')}): "
-                f"{row.get('status')} median {row.get('median_ms', '-')} ms, e2e {row.get('e2e_median_ms', '-')} ms, "
-                f"{row.get('gflops', '-')} GFLOP/s, correct={row.get('correct', '?')} rel_err={row.get('rel_err', '-')} "
-                f"{row.get('error', '')} [{time.perf_counter() - t:.1f} s]"
-            )
-            if mr is not None and meta["model"].startswith("layer:"):
-                del mr
-        for model in sorted({m["model"] for m in metas if not m["model"].startswith("layer:")}):
-            if not ceil.get("cl_khr_fp16", True):
-                rows.append(
-                    dict(
-                        kind="network",
-                        model=model,
-                        config="a",
-                        dtype="float16",
-                        status="skipped",
-                        error="device lacks cl_khr_fp16 (half arithmetic, read_imageh)",
-                    )
-                )
+    for (model, config), model_run in sorted(keep.items()):
+        try:
+            rows.extend(profile_rows(model, config, model_run))
+            log(f"profiled {model} {config}")
+        except Exception as err:  # pylint: disable=broad-except
+            log(f"profile {model} {config} failed: {one_line(err)}")
+    write_csv(args.out / "profile.csv", PROFILE_FIELDS, rows)
+
+
+def write_checks(sess, args, refs: dict) -> None:
+    """Run the runtime checks on every model of the bundle, write OUTDIR/checks.csv and log
+    the failures."""
+    metas = [m for m in read_metas(args.bundle) if m["config"] != "ref"]
+    rows = checks(sess, args.bundle, metas, refs, args.out)
+    write_csv(args.out / "checks.csv", CHECK_FIELDS, rows)
+    npass = sum(r["result"] == "pass" for r in rows)
+    log(f"runtime checks: {npass} passed, {len(rows) - npass} failed")
     for row in rows:
-        for k, v in common.items():
-            row.setdefault(k, v)
-    with open(args.out / "results.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")
-        w.writeheader()
-        w.writerows(rows)
+        if row["result"] != "pass":
+            log(f"  FAIL {row['check']}: {row['detail']}")
 
-    if "profile" in tasks:
-        prof_rows = []
-        for (model, config), mr in sorted(keep.items()):
-            try:
-                # Kernels and copies by device time (command trace) when the runtime has it;
-                # the sync-per-call profile otherwise, and for the VM's builtins.
-                try:
-                    kernels, how = device_profile(mr), "device events"
-                except RuntimeError:
-                    kernels, how = None, "wall, synced"
-                prof = profile_model(mr)
-                builtins = [p for p in prof if p[0].startswith("vm.builtin.")]
-                if kernels is None:
-                    kernels = [p for p in prof if not p[0].startswith("vm.builtin.")]
-                for entries, timed in ((kernels[:25], how), (builtins[:5], "wall, synced")):
-                    prof_rows.extend(
-                        dict(
-                            model=model,
-                            config=config,
-                            kernel=name,
-                            ms_per_run=f"{ms:.4f}",
-                            calls=calls,
-                            timed=timed,
-                        )
-                        for name, ms, calls in entries
-                    )
-                log(f"profiled {model} {config}")
-            except Exception as err:  # pylint: disable=broad-except
-                log(f"profile {model} {config} failed: {one_line(err)}")
-        with open(args.out / "profile.csv", "w", newline="") as f:
-            w = csv.DictWriter(
-                f, fieldnames=["model", "config", "kernel", "ms_per_run", "calls", "timed"]
-            )
-            w.writeheader()
-            w.writerows(prof_rows)
-    keep.clear()
 
-    if "checks" in tasks:
-        all_metas = [
-            json.loads(p.read_text()) for p in sorted((args.bundle / "meta").glob("*.json"))
+def startup_rows(args, stem: str, meta: dict, work: str):
+    """Start-up of the model ``stem`` in fresh processes: a row per mode with the medians, or
+    one ``error`` row; the ratios are logged."""
+    try:
+        res = startup(args.bundle, meta, args.startup_repeat, work)
+    except Exception as err:  # pylint: disable=broad-except
+        log(f"startup {stem} failed: {one_line(err)}")
+        return [
+            {
+                "model": meta["model"],
+                "config": meta["config"],
+                "mode": "error",
+                "notes": one_line(err),
+            }
         ]
-        rows_c = checks(
-            sess, args.bundle, [m for m in all_metas if m["config"] != "ref"], refs, args.out
-        )
-        with open(args.out / "checks.csv", "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=["check", "result", "detail"])
-            w.writeheader()
-            w.writerows(rows_c)
-        npass = sum(r["result"] == "pass" for r in rows_c)
-        log(f"runtime checks: {npass} passed, {len(rows_c) - npass} failed")
-        for r in rows_c:
-            if r["result"] != "pass":
-                log(f"  FAIL {r['check']}: {r['detail']}")
 
+    def median(results, key):
+        return statistics.median(r[key] for r in results)
+
+    rows = [
+        {
+            "model": meta["model"],
+            "config": meta["config"],
+            "mode": mode,
+            "runs": len(results),
+            "first_result_s": f"{median(results, 'first_result_s'):.3f}",
+            "import_s": f"{median(results, 'import_s'):.3f}",
+            "process_s": f"{median(results, 'process_s'):.3f}",
+            "cache_hits": results[-1]["stats"].get("hits", ""),
+            "cache_misses": results[-1]["stats"].get("misses", ""),
+            "cache_stores": results[-1]["stats"].get("stores", ""),
+        }
+        for mode, results in res.items()
+    ]
+    cold, warm = median(res["cold"], "first_result_s"), median(res["warm"], "first_result_s")
+    log(
+        f"startup {stem}: cold {cold:.3f} s, warm (TVM program cache) {warm:.3f} s, "
+        f"ratio {cold / warm:.1f}x; driver-warm "
+        f"{median(res['driver_warm'], 'first_result_s'):.3f} s"
+    )
+    return rows
+
+
+def write_startup(args) -> None:
+    """Measure the start-up of each of --startup-models that compiled and write
+    OUTDIR/startup.csv."""
+    rows = []
+    work = tempfile.mkdtemp(prefix="bench-startup-")
+    for stem in [s for s in args.startup_models.split(",") if s]:
+        path = args.bundle / "meta" / f"{stem}.json"
+        if not path.is_file():
+            continue
+        meta = json.loads(path.read_text())
+        if meta.get("ok"):
+            rows.extend(startup_rows(args, stem, meta, work))
+    shutil.rmtree(work, ignore_errors=True)
+    write_csv(args.out / "startup.csv", STARTUP_FIELDS, rows)
+
+
+def main() -> int:
+    """Run the tasks in order: ceilings and env.json, the models (results.csv), the profile,
+    the runtime checks and the start-up."""
+    args = parse_args()
+    tasks = set(args.tasks.split(","))
+    args.out.mkdir(parents=True, exist_ok=True)
+    build_json = args.bundle / "build.json"
+    build_info = json.loads(build_json.read_text()) if build_json.is_file() else {}
+    ceil = measure_ceilings(tasks, os.environ.get("TVM_OPENCL_DEVICE", ""))
+    start = time.perf_counter()
+    tvm = load_tvm()
+    import_s = time.perf_counter() - start
+    sess = Session(tvm, args.rpc)
+    env = write_env(args, ceil, sess, import_s, build_info)
+    metas, refs = models_to_run(args)
+    rows, keep = ceiling_rows(ceil), {}
+    if "models" in tasks:
+        measured, keep = measure_models(sess, args, metas, refs, ceil)
+        rows += measured + fp16_rows(metas, ceil)
+    common = common_fields(ceil, env, build_info)
+    for row in rows:
+        for key, value in common.items():
+            row.setdefault(key, value)
+    write_csv(args.out / "results.csv", FIELDS, rows, extrasaction="ignore")
+    if "profile" in tasks:
+        write_profile(args, keep)
+    keep.clear()
+    if "checks" in tasks:
+        write_checks(sess, args, refs)
     if "startup" in tasks and not args.rpc:
-        st_rows = []
-        work = tempfile.mkdtemp(prefix="bench-startup-")
-        for stem in [s for s in args.startup_models.split(",") if s]:
-            path = args.bundle / "meta" / f"{stem}.json"
-            if not path.is_file():
-                continue
-            meta = json.loads(path.read_text())
-            if not meta.get("ok"):
-                continue
-            try:
-                res = startup(args.bundle, meta, args.startup_repeat, work)
-            except Exception as err:  # pylint: disable=broad-except
-                log(f"startup {stem} failed: {one_line(err)}")
-                st_rows.append(
-                    dict(
-                        model=meta["model"],
-                        config=meta["config"],
-                        mode="error",
-                        notes=one_line(err),
-                    )
-                )
-                continue
-            for mode, rs in res.items():
-                st_rows.append(
-                    dict(
-                        model=meta["model"],
-                        config=meta["config"],
-                        mode=mode,
-                        runs=len(rs),
-                        first_result_s=f"{statistics.median(r['first_result_s'] for r in rs):.3f}",
-                        import_s=f"{statistics.median(r['import_s'] for r in rs):.3f}",
-                        process_s=f"{statistics.median(r['process_s'] for r in rs):.3f}",
-                        cache_hits=rs[-1]["stats"].get("hits", ""),
-                        cache_misses=rs[-1]["stats"].get("misses", ""),
-                        cache_stores=rs[-1]["stats"].get("stores", ""),
-                    )
-                )
-            cold = statistics.median(r["first_result_s"] for r in res["cold"])
-            warm = statistics.median(r["first_result_s"] for r in res["warm"])
-            log(
-                f"startup {stem}: cold {cold:.3f} s, warm (TVM program cache) {warm:.3f} s, "
-                f"ratio {cold / warm:.1f}x; driver-warm "
-                f"{statistics.median(r['first_result_s'] for r in res['driver_warm']):.3f} s"
-            )
-        shutil.rmtree(work, ignore_errors=True)
-        with open(args.out / "startup.csv", "w", newline="") as f:
-            w = csv.DictWriter(
-                f,
-                fieldnames=[
-                    "model",
-                    "config",
-                    "mode",
-                    "runs",
-                    "first_result_s",
-                    "import_s",
-                    "process_s",
-                    "cache_hits",
-                    "cache_misses",
-                    "cache_stores",
-                    "notes",
-                ],
-            )
-            w.writeheader()
-            w.writerows(st_rows)
+        write_startup(args)
     log("done")
     return 0
 

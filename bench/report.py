@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import json
 import math
 import pathlib
 import sys
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 CONFIGS = {
@@ -43,13 +44,24 @@ COMPANIONS = ("-startup", "-checks", "-profile")
 # Issue #14's latency targets (steady wall ms, fp32, the GPU box), for (a) and (t).
 GOALS = {"resnet50": 2.3, "mobilenetv2": 0.8, "blazeface": 0.4, "palm_detection": 1.1}
 PEER_ENGINES = ("mnn", "litert")
+PEER_TOL = 1e-3  # a peer's result is right up to this rel err (device_runner.py's REL_TOL)
+KERNEL_CATEGORIES = (
+    "conv",
+    "conv (winograd)",
+    "depthwise conv",
+    "layout transform",
+    "pooling",
+    "dense",
+    "elementwise/other",
+)
 
 
 def read_csv(path: pathlib.Path) -> List[Dict[str, str]]:
+    """The rows of a CSV file, none if it is missing."""
     if not path.is_file():
         return []
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+    with open(path, newline="", encoding="utf-8") as csv_file:
+        return list(csv.DictReader(csv_file))
 
 
 def runs(results: pathlib.Path) -> List[pathlib.Path]:
@@ -67,6 +79,7 @@ def runs(results: pathlib.Path) -> List[pathlib.Path]:
 
 
 def fnum(value, default=float("nan")) -> float:
+    """``value`` as a float, ``default`` where it is no number."""
     try:
         return float(value)
     except (TypeError, ValueError):
@@ -82,165 +95,621 @@ def table(header: List[str], rows: List[List[str]], title: str = "") -> str:
     return "\n".join(out) + "\n"
 
 
+def heading(title: str) -> List[str]:
+    """An RST section title."""
+    return [title, "-" * len(title), ""]
+
+
 def layer_label(model: str) -> str:
-    cin, cout, k, s, g, hw = (int(v) for v in model.split(":")[1].split(","))
-    kind = "dw 3x3" if g > 1 else f"{k}x{k}"
-    return f"{kind} {cin}->{cout} s{s} @{hw}"
+    """``layer:cin,cout,k,s,g,hw`` as a short label: ``3x3 64->64 s1 @56``."""
+    cin, cout, k, stride, groups, size = (int(v) for v in model.split(":")[1].split(","))
+    kind = "dw 3x3" if groups > 1 else f"{k}x{k}"
+    return f"{kind} {cin}->{cout} s{stride} @{size}"
 
 
-def plots(rows, ceilings, docs: pathlib.Path, device: str) -> List[str]:
+def layer_kind(model: str) -> str:
+    """The kind a layer is grouped under in the findings: ``1x1``, ``3x3 s2``, ``stem ...``."""
+    if model.split(":")[1].startswith("3,"):
+        return "stem (3 input channels)"
+    label = layer_label(model)
+    return label.split(" ")[0] + (" s2" if " s2 " in label else "")
+
+
+def kernel_category(name: str) -> Optional[str]:
+    """The category of a profiled kernel (one of KERNEL_CATEGORIES), None for VM builtins."""
+    if name.startswith("vm.builtin."):
+        return None
+    if "winograd" in name:
+        return "conv (winograd)"
+    if "depthwise" in name or "group" in name:
+        return "depthwise conv"
+    if "conv2d" in name:
+        return "conv"
+    if "layout_transform" in name:
+        return "layout transform"
+    if "pool" in name:
+        return "pooling"
+    if "matmul" in name or "dense" in name:
+        return "dense"
+    return "elementwise/other"
+
+
+@dataclasses.dataclass
+class Run:
+    """One device_runner.py run: its rows, its companions and the peers of the same call."""
+
+    path: pathlib.Path
+    rows: List[Dict[str, str]]
+    startup: List[Dict[str, str]]
+    checks: List[Dict[str, str]]
+    profile: List[Dict[str, str]]
+    peers: List[Dict[str, str]]
+    env: Dict
+    ceilings: Dict[str, Optional[str]]
+
+    @property
+    def first(self) -> Dict[str, str]:
+        """The first row, which carries the device, driver, commit and date."""
+        return self.rows[0] if self.rows else {}
+
+    @property
+    def device(self) -> str:
+        """The device's name."""
+        return self.first.get("device", "?")
+
+    @property
+    def layers(self) -> List[str]:
+        """The sweep's conv layers, by their parameters."""
+        return sorted(
+            {r["model"] for r in self.rows if r["kind"] == "layer"},
+            key=lambda m: [int(v) for v in m[6:].split(",")],
+        )
+
+    @property
+    def by_layer(self) -> Dict[tuple, Dict[str, str]]:
+        """The layer rows by (model, config)."""
+        return {(r["model"], r["config"]): r for r in self.rows if r["kind"] == "layer"}
+
+    @property
+    def networks(self) -> Dict[tuple, Dict[str, str]]:
+        """The float32 network rows by (model, config)."""
+        return {
+            (r["model"], r["config"]): r
+            for r in self.rows
+            if r["kind"] == "network" and r["dtype"] == "float32"
+        }
+
+
+def load_run(path: pathlib.Path) -> Run:
+    """Read a run's CSV, its companions and env.json, and ``bench/peers/<run>-peers.csv``."""
+    rows = read_csv(path)
+    stem = str(path.with_suffix(""))
+    env_path = pathlib.Path(stem + "-env.json")
+    ceil = {r["model"]: r for r in rows if r["kind"] == "ceiling"}
+    return Run(
+        path=path,
+        rows=rows,
+        startup=read_csv(pathlib.Path(stem + "-startup.csv")),
+        checks=read_csv(pathlib.Path(stem + "-checks.csv")),
+        profile=read_csv(pathlib.Path(stem + "-profile.csv")),
+        peers=read_csv(REPO / "bench" / "peers" / (path.stem + "-peers.csv")),
+        env=json.loads(env_path.read_text(encoding="utf-8")) if env_path.is_file() else {},
+        ceilings={
+            "peak": ceil.get("fp32_fma_peak", {}).get("gflops"),
+            "bw": ceil.get("copy_bandwidth", {}).get("gbs"),
+        },
+    )
+
+
+def speedup(mine: Dict[str, str], other: Dict[str, str]) -> Optional[float]:
+    """``other``'s median over ``mine``'s where both ran (>1: ``mine`` faster), else None."""
+    if mine.get("status") != "ok" or other.get("status") != "ok":
+        return None
+    return fnum(other["median_ms"]) / fnum(mine["median_ms"])
+
+
+def steady_wall(row: Optional[Dict[str, str]]) -> float:
+    """A network row's steady wall ms where it ran and its result is not wrong, else NaN."""
+    if not row or row.get("status") != "ok" or row.get("correct") == "NO":
+        return float("nan")
+    return fnum(row.get("steady_wall_ms"))
+
+
+def best_peer(peers, model: str, engine: str, mode: str = "") -> Optional[Dict[str, str]]:
+    """The fastest right row of ``engine`` on ``model`` (status ok, rel err <= PEER_TOL) among
+    its modes starting with ``mode``; None if there is none."""
+    right = [
+        r
+        for r in peers
+        if r["model"] == model
+        and r["engine"] == engine
+        and r["config"].startswith(mode)
+        and r["status"] == "ok"
+        and fnum(r["rel_err"], 1.0) <= PEER_TOL
+        and r["median_ms"]
+    ]
+    return min(right, key=lambda r: fnum(r["median_ms"]), default=None)
+
+
+def plot_networks(plt, ok_rows, rows, docs: pathlib.Path, device: str) -> List[str]:
+    """Bar chart of the networks' median latency per configuration, with the goals."""
+    nets = sorted({r["model"] for r in rows if r["kind"] == "network"})
+    if not nets:
+        return []
+    fig, axes = plt.subplots(figsize=(8, 4))
+    width = 0.27
+    for i, cfg in enumerate("abc"):
+        vals, hatch = [], []
+        for net in nets:
+            row = next((x for x in ok_rows if x["model"] == net and x["config"] == cfg), None)
+            vals.append(fnum(row["median_ms"]) if row else 0.0)
+            hatch.append(row is not None and row.get("correct") == "NO")
+        rects = axes.bar(
+            [j + (i - 1) * width for j in range(len(nets))], vals, width, label=CONFIGS[cfg]
+        )
+        for rect, wrong, val in zip(rects, hatch, vals):
+            if wrong:
+                rect.set_hatch("//")
+            if val == 0:
+                axes.text(
+                    rect.get_x() + rect.get_width() / 2,
+                    0.1,
+                    "n/a",
+                    ha="center",
+                    fontsize=7,
+                    rotation=90,
+                )
+    for j, net in enumerate(nets):
+        if net in GOALS:
+            axes.plot([j - 0.45, j + 0.45], [GOALS[net]] * 2, "k--", lw=1)
+    axes.set_xticks(range(len(nets)), nets)
+    axes.set_ylabel("median latency, ms (runtime.timer.opencl)")
+    axes.set_title(
+        f"Networks, batch 1, float32 on {device} (blazeface 128, palm 192, others 224 px)\n"
+        "(hatched: wrong result; dashed: goal for (a))",
+        fontsize=9,
+    )
+    axes.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(docs / "network_latency.png", dpi=110)
+    plt.close(fig)
+    return ["network_latency.png"]
+
+
+def plot_layer_speedup(plt, ok_rows, layers, docs: pathlib.Path, device: str) -> List[str]:
+    """Bar chart of the per-layer speedup of (a) over (b) and over (c)."""
+    if not layers:
+        return []
+    fig, axes = plt.subplots(figsize=(9, 4.5))
+    width = 0.4
+    for i, base in enumerate("bc"):
+        vals = []
+        for layer in layers:
+            mine = next((x for x in ok_rows if x["model"] == layer and x["config"] == "a"), None)
+            other = next((x for x in ok_rows if x["model"] == layer and x["config"] == base), None)
+            vals.append(
+                fnum(other["median_ms"]) / fnum(mine["median_ms"]) if mine and other else 0.0
+            )
+        axes.bar(
+            [j + (i - 0.5) * width for j in range(len(layers))],
+            vals,
+            width,
+            label=f"(a) vs {CONFIGS[base]}",
+        )
+    axes.axhline(1.0, color="k", lw=0.8)
+    axes.set_yscale("log")
+    axes.set_xticks(
+        range(len(layers)),
+        [layer_label(layer) for layer in layers],
+        rotation=60,
+        ha="right",
+        fontsize=7,
+    )
+    axes.set_ylabel("speedup of (a) (>1: (a) faster)")
+    axes.set_title(
+        f"Per-layer speedup of the patched texture pipeline on {device} "
+        "(0: no bar = other config failed)",
+        fontsize=9,
+    )
+    axes.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(docs / "layer_speedup.png", dpi=110)
+    plt.close(fig)
+    return ["layer_speedup.png"]
+
+
+def plot_roofline(plt, ok_rows, ceilings, docs: pathlib.Path, device: str) -> List[str]:
+    """The conv layers of each configuration on the measured roofline."""
+    peak, bandwidth = fnum(ceilings.get("peak")), fnum(ceilings.get("bw"))
+    if math.isnan(peak) or math.isnan(bandwidth):
+        return []
+    fig, axes = plt.subplots(figsize=(7, 4.5))
+    intensities = [2 ** (i / 4) for i in range(-8, 48)]
+    axes.plot(
+        intensities,
+        [min(peak, bandwidth * x) for x in intensities],
+        "k-",
+        lw=1,
+        label="roofline (measured)",
+    )
+    for cfg, marker in zip("abc", "os^"):
+        pts = [
+            (fnum(r["gflop"]) * 1e3 / fnum(r["mbytes"]), fnum(r["gflops"]))
+            for r in ok_rows
+            if r["kind"] == "layer" and r["config"] == cfg and fnum(r["mbytes"]) > 0
+        ]
+        if pts:
+            axes.scatter(
+                [p[0] for p in pts], [p[1] for p in pts], marker=marker, label=CONFIGS[cfg]
+            )
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.set_xlabel("arithmetic intensity, FLOP/byte (compulsory traffic)")
+    axes.set_ylabel("GFLOP/s")
+    axes.set_title(
+        f"Conv layers on {device}: peak {peak / 1e3:.1f} TFLOP/s, {bandwidth / 1e3:.2f} TB/s",
+        fontsize=9,
+    )
+    axes.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(docs / "roofline.png", dpi=110)
+    plt.close(fig)
+    return ["roofline.png"]
+
+
+def plots(run: Run, docs: pathlib.Path) -> List[str]:
+    """Draw the run's plots into ``docs``; the names of the files made."""
     import matplotlib  # pylint: disable=import-outside-toplevel
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
 
-    made = []
-    ok = [r for r in rows if r["status"] == "ok" and r["dtype"] == "float32"]
-    # Network latency
-    nets = sorted({r["model"] for r in rows if r["kind"] == "network"})
-    if nets:
-        fig, ax = plt.subplots(figsize=(8, 4))
-        width = 0.27
-        for i, cfg in enumerate("abc"):
-            vals, hatch = [], []
-            for net in nets:
-                r = next((x for x in ok if x["model"] == net and x["config"] == cfg), None)
-                vals.append(fnum(r["median_ms"]) if r else 0.0)
-                hatch.append(r is not None and r.get("correct") == "NO")
-            bars = ax.bar(
-                [j + (i - 1) * width for j in range(len(nets))], vals, width, label=CONFIGS[cfg]
-            )
-            for bar, wrong, v in zip(bars, hatch, vals):
-                if wrong:
-                    bar.set_hatch("//")
-                if v == 0:
-                    ax.text(
-                        bar.get_x() + bar.get_width() / 2,
-                        0.1,
-                        "n/a",
-                        ha="center",
-                        fontsize=7,
-                        rotation=90,
-                    )
-        for j, net in enumerate(nets):
-            if net in GOALS:
-                ax.plot([j - 0.45, j + 0.45], [GOALS[net]] * 2, "k--", lw=1)
-        ax.set_xticks(range(len(nets)), nets)
-        ax.set_ylabel("median latency, ms (runtime.timer.opencl)")
-        ax.set_title(
-            f"Networks, batch 1, float32 on {device} (blazeface 128, palm 192, others 224 px)\n(hatched: wrong result; dashed: goal for (a))",
-            fontsize=9,
-        )
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        fig.savefig(docs / "network_latency.png", dpi=110)
-        plt.close(fig)
-        made.append("network_latency.png")
-    # Per-layer speedup of (a) over (b) and (c)
-    layers = sorted(
-        {r["model"] for r in rows if r["kind"] == "layer"},
-        key=lambda m: [int(v) for v in m[6:].split(",")],
-    )
-    if layers:
-        fig, ax = plt.subplots(figsize=(9, 4.5))
-        width = 0.4
-        for i, base in enumerate("bc"):
-            vals = []
-            for layer in layers:
-                a = next((x for x in ok if x["model"] == layer and x["config"] == "a"), None)
-                o = next((x for x in ok if x["model"] == layer and x["config"] == base), None)
-                vals.append(fnum(o["median_ms"]) / fnum(a["median_ms"]) if a and o else 0.0)
-            ax.bar(
-                [j + (i - 0.5) * width for j in range(len(layers))],
-                vals,
-                width,
-                label=f"(a) vs {CONFIGS[base]}",
-            )
-        ax.axhline(1.0, color="k", lw=0.8)
-        ax.set_yscale("log")
-        ax.set_xticks(
-            range(len(layers)),
-            [layer_label(l) for l in layers],
-            rotation=60,
-            ha="right",
-            fontsize=7,
-        )
-        ax.set_ylabel("speedup of (a) (>1: (a) faster)")
-        ax.set_title(
-            f"Per-layer speedup of the patched texture pipeline on {device} (0: no bar = other config failed)",
-            fontsize=9,
-        )
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        fig.savefig(docs / "layer_speedup.png", dpi=110)
-        plt.close(fig)
-        made.append("layer_speedup.png")
-    # Roofline
-    peak, bw = fnum(ceilings.get("peak")), fnum(ceilings.get("bw"))
-    if layers and not math.isnan(peak) and not math.isnan(bw):
-        fig, ax = plt.subplots(figsize=(7, 4.5))
-        xs = [2 ** (i / 4) for i in range(-8, 48)]
-        ax.plot(xs, [min(peak, bw * x) for x in xs], "k-", lw=1, label="roofline (measured)")
-        for cfg, marker in zip("abc", "os^"):
-            pts = [
-                (fnum(r["gflop"]) * 1e3 / fnum(r["mbytes"]), fnum(r["gflops"]))
-                for r in ok
-                if r["kind"] == "layer" and r["config"] == cfg and fnum(r["mbytes"]) > 0
-            ]
-            if pts:
-                ax.scatter(
-                    [p[0] for p in pts], [p[1] for p in pts], marker=marker, label=CONFIGS[cfg]
-                )
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("arithmetic intensity, FLOP/byte (compulsory traffic)")
-        ax.set_ylabel("GFLOP/s")
-        ax.set_title(
-            f"Conv layers on {device}: peak {peak / 1e3:.1f} TFLOP/s, {bw / 1e3:.2f} TB/s",
-            fontsize=9,
-        )
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        fig.savefig(docs / "roofline.png", dpi=110)
-        plt.close(fig)
-        made.append("roofline.png")
+    ok_rows = [r for r in run.rows if r["status"] == "ok" and r["dtype"] == "float32"]
+    made = plot_networks(plt, ok_rows, run.rows, docs, run.device)
+    made += plot_layer_speedup(plt, ok_rows, run.layers, docs, run.device)
+    if run.layers:
+        made += plot_roofline(plt, ok_rows, run.ceilings, docs, run.device)
     return made
 
 
-def peer_rows(run: pathlib.Path, rows) -> List[str]:
-    """The peers' section: per network our (a) and (t) beside the best fp32 mode of each peer
-    engine, from ``bench/peers/<run>-peers.csv`` (the same device call as ``run``)."""
-    peers = read_csv(REPO / "bench" / "peers" / (run.stem + "-peers.csv"))
-    if not peers:
+def section_header(run: Run) -> List[str]:
+    """The page title, how the run was made and measured, and the measured ceilings."""
+    first, env = run.first, run.env
+    driver, commit = first.get("driver", "?"), first.get("git_commit", "?")
+    title = "Benchmark results"
+    out = [title, "=" * len(title), ""]
+    out.append(
+        f"Generated by ``bench/report.py`` from ``bench/results/{run.path.name}`` (do not edit by "
+        f"hand). Device **{run.device}** ({first.get('platform', '')}), driver **{driver}**, "
+        f"workspace commit ``{commit}``, date {first.get('date', '')}.  Runtime-only TVM "
+        f"(``TVM_USE_RUNTIME_LIB=1``, Python {env.get('python', '?')}) with the workspace OpenCL "
+        f"runtime; models compiled on the host and exported.  Configurations: (a) "
+        f"``qcom/adreno-opencl-texture`` with the workspace patches; (b) the same target on the "
+        f"unpatched base (Adreno TIR pipeline passed by name); (c) ``opencl`` (generic GPU "
+        f"pipeline, dlight rules, buffers), compiled by the patched stack from the same Relax "
+        f"graph as (a).  Batch 1, float32, random weights regenerated on the device from a seed; "
+        f"weight re-layouts are lifted into ``main_transform_params`` and run once at load.  "
+        f"Latency is the median of ``time_evaluator`` with ``runtime.timer.opencl`` (warm-up "
+        f"excluded): up to workspace commit ``b2f2b4b`` that timer was a host clock around two "
+        f"queue waits (VM and launch overhead included), later it is device time from profiling "
+        f"events; *e2e* adds the image upload and the output read-back (wall clock).  *steady "
+        f"wall* is the wall clock per call of back-to-back calls with no timer or trace (what the "
+        f"peers' medians measure); *busy* is the sum of the device times of the call's kernels "
+        f"and copies from ``runtime.opencl`` command traces, and *busy %* busy over the wall "
+        f"clock of the same traced calls (an event adds device time to its command on NVIDIA's "
+        f"OpenCL, so the device-timer median runs above the steady wall on launch-heavy "
+        f"networks).  *rel err* is ``max(abs(out - ref)) / max(abs(ref))`` against the LLVM CPU "
+        f"reference (wrong above 1e-3).\n"
+    )
+    if run.ceilings["peak"]:
+        peak, bandwidth = fnum(run.ceilings["peak"]), fnum(run.ceilings["bw"])
+        out.append(
+            f"Measured ceilings (plain OpenCL kernels, ``bench/clbench.py``): fp32 FMA peak "
+            f"**{peak / 1e3:.1f} TFLOP/s**, copy bandwidth **{bandwidth / 1e3:.2f} TB/s** "
+            f"(read + write).  cl_khr_fp16: {'yes' if env.get('cl_khr_fp16') else 'no'}.\n"
+        )
+    return out
+
+
+def network_cells(row: Dict[str, str]) -> List[str]:
+    """One row of the networks' table: the measurements, or the status and the error."""
+    cells = [row["model"], CONFIGS.get(row["config"], row["config"]), row["dtype"]]
+    if row["status"] != "ok":
+        return cells + [row["status"]] + [""] * 7 + [row["error"][:90], row.get("compile_s", "")]
+    cells += [row[k][:6] for k in ("median_ms", "p90_ms", "e2e_median_ms")]
+    cells += [row.get(k, "")[:6] for k in ("steady_wall_ms", "busy_ms")]
+    return cells + [
+        row.get("busy_pct", ""),
+        row["gflops"],
+        row["pct_peak"],
+        f"{row['correct']} ({row['rel_err']})",
+        row["compile_s"],
+    ]
+
+
+def section_networks(run: Run) -> List[str]:
+    """Every network row of the run: latencies, throughput, correctness, compile time."""
+    nets = sorted(
+        (r for r in run.rows if r["kind"] == "network"),
+        key=lambda r: (r["model"], r["config"], r["dtype"]),
+    )
+    header = ["model", "config", "dtype", "median ms", "p90 ms", "e2e ms", "steady wall ms"]
+    header += ["busy ms", "busy %", "GFLOP/s", "% peak", "correct (rel err)", "compile s"]
+    return heading("Networks") + [table(header, [network_cells(r) for r in nets])]
+
+
+def layer_cells(run: Run, layer: str) -> List[str]:
+    """One row of the conv layers' table: the times of (a), (b), (c) and the speedups of (a)."""
+    by_layer = run.by_layer
+    mine = by_layer.get((layer, "a"), {})
+    cells = [layer_label(layer), mine.get("gflop", "")]
+    for cfg in "abc":
+        row = by_layer.get((layer, cfg))
+        if row is None:
+            cells.append("")
+        elif row["status"] != "ok":
+            cells.append(row["status"])
+        else:
+            wrong = " (wrong)" if row.get("correct") == "NO" else ""
+            cells.append(f"{fnum(row['median_ms']):.4f}" + wrong)
+    for base in "bc":
+        ratio = speedup(mine, by_layer.get((layer, base), {}))
+        cells.append(f"{ratio:.2f}x" if ratio is not None else "")
+    kernels = (by_layer.get((layer, c), {}).get("conv_kernel_ms", "") or "-" for c in "abc")
+    return cells + [mine.get("pct_peak", ""), mine.get("gbs", ""), " / ".join(kernels)]
+
+
+def section_layers(run: Run) -> List[str]:
+    """The conv layers of the sweep: whole-module times per configuration, conv kernels alone."""
+    if not run.layers:
         return []
-    ours = {
-        (r["model"], r["config"]): r
-        for r in rows
-        if r["kind"] == "network" and r["status"] == "ok" and r["dtype"] == "float32"
+    text = (
+        "Distinct conv layers of ResNet-50 and MobileNetV2 (conv2d alone, no bias).  The "
+        "(a)/(b)/(c) times are the whole module, so the texture configurations include the "
+        "layout transforms of the activation into and out of NCHW4c; the last column is the "
+        "conv kernels alone (device sync around each call: about 20 us of overhead per call on "
+        "the NVIDIA driver, so it is meaningful for the slower layers only).  "
+        "Speedup = time of (b) or (c) / time of (a).\n"
+    )
+    header = ["layer", "GFLOP", "(a) ms", "(b) ms", "(c) ms", "a vs b", "a vs c", "(a) % peak"]
+    header += ["(a) GB/s", "conv kernel alone ms a / b / c"]
+    rows = [layer_cells(run, layer) for layer in run.layers]
+    return heading("Conv layers") + [text, table(header, rows)]
+
+
+def geomean(vals: List[float]) -> float:
+    """The geometric mean of positive numbers."""
+    return math.exp(sum(map(math.log, vals)) / len(vals))
+
+
+def section_findings(run: Run) -> List[str]:
+    """The geometric-mean speedup of (a) over (b) and (c) per conv kind."""
+    kinds = {}
+    for layer in run.layers:
+        mine = run.by_layer.get((layer, "a"), {})
+        for base in "bc":
+            ratio = speedup(mine, run.by_layer.get((layer, base), {}))
+            if ratio is not None:
+                kinds.setdefault((layer_kind(layer), base), []).append(ratio)
+    rows = []
+    for kind in sorted({k for k, _ in kinds}):
+        cells = [kind]
+        for base in "bc":
+            vals = kinds.get((kind, base), [])
+            cells.append(f"{geomean(vals):.2f}x ({len(vals)})" if vals else "n/a")
+        rows.append(cells)
+    if not rows:
+        return []
+    text = (
+        "Speedup of (a) per conv kind (geometric mean over the sweep's layers of that kind, "
+        "count in brackets; >1: (a) faster).  (b)'s results are wrong except on the stems, so "
+        "'a vs b' is a speed comparison only.\n"
+    )
+    return heading("Findings") + [text, table(["layer kind", "(a) vs (b)", "(a) vs (c)"], rows)]
+
+
+def section_time_shares(run: Run) -> List[str]:
+    """Where the networks' time goes: the share of each kernel category in the profile."""
+    if not run.profile:
+        return []
+    rows = []
+    for model in sorted({r["model"] for r in run.profile}):
+        for cfg in "abc":
+            mine = [r for r in run.profile if r["model"] == model and r["config"] == cfg]
+            if not mine:
+                continue
+            share = {}
+            for row in mine:
+                category = kernel_category(row["kernel"])
+                if category:
+                    share[category] = share.get(category, 0.0) + fnum(row["ms_per_run"])
+            total = sum(share.values()) or 1.0
+            rows.append(
+                [model, cfg] + [f"{100 * share.get(c, 0) / total:.0f}%" for c in KERNEL_CATEGORIES]
+            )
+    how = "device events" if device_timed(run.profile) else "synced profile"
+    header = ["model", "config", "conv", "winograd", "depthwise", "layout", "pool", "dense"]
+    return [
+        f"Where the time goes (share of the 25 slowest kernels per network, {how}):\n",
+        table(header + ["other"], rows),
+    ]
+
+
+def device_timed(profile: List[Dict[str, str]]) -> bool:
+    """Whether the profile holds device times from command traces (not synced wall times)."""
+    return any(r.get("timed") == "device events" for r in profile)
+
+
+def latency_goals(run: Run) -> List[List[str]]:
+    """Issue #14's latency target per network, for (a) untuned and (t) tuned."""
+    goals = []
+    for model, goal in GOALS.items():
+        for cfg in ("a", "t"):
+            row = run.networks.get((model, cfg), {})
+            if not row:
+                continue
+            wall = fnum(row.get("steady_wall_ms"))
+            ran = row.get("status") == "ok" and not math.isnan(wall)
+            got = f"{wall:.3f} ms steady wall" if ran else row.get("status", "not run")
+            met = ran and wall <= goal and row.get("correct") != "NO"
+            goals.append([f"{model} with ({cfg}) <= {goal} ms", got, "met" if met else "short"])
+    return goals
+
+
+def faster_everywhere(goal: str, pairs, expected: int, unit: str, other: str, listed=False):
+    """A goal row for "(a) faster than ``other`` on every item": ``pairs`` holds (item, ms of
+    (a), ms of ``other``) per comparable item, ``expected`` how many items the goal covers.  Met
+    only if (a) is faster on all of them; not measured if none is comparable.  ``listed``: give
+    every item's times too."""
+    if not pairs:
+        return [goal, f"no comparable {unit}", "not measured"]
+    slower = [(mine / theirs, item) for item, mine, theirs in pairs if not mine < theirs]
+    got = f"(a) faster on {len(pairs) - len(slower)} of {len(pairs)} comparable {unit}"
+    if len(pairs) < expected:
+        got += f" (of {expected})"
+    if slower:
+        ratio, item = max(slower)
+        got += f"; {len(slower)} not, the worst {item}: (a) takes {ratio:.2f}x the time of {other}"
+    if listed:
+        times = (f"{item} {mine:.3f} vs {theirs:.3f} ms" for item, mine, theirs in pairs)
+        got += " (" + ", ".join(times) + ")"
+    if slower:
+        status = "short"
+    else:
+        status = "met" if len(pairs) == expected else "partly measured"
+    return [goal, got, status]
+
+
+def mnn_image_goal(run: Run) -> List[str]:
+    """(a) untuned ahead of MNN's image mode: (a)'s steady wall ms against the median ms of the
+    fastest right MNN mode whose config starts with ``image``, on each network of GOALS."""
+    pairs = []
+    for model in GOALS:
+        mine = steady_wall(run.networks.get((model, "a")))
+        peer = best_peer(run.peers, model, "mnn", "image")
+        if peer and not math.isnan(mine):
+            pairs.append((f"{model} ({peer['config']})", mine, fnum(peer["median_ms"])))
+    goal = "(a) untuned ahead of MNN's image mode on all four networks (steady wall)"
+    return faster_everywhere(goal, pairs, len(GOALS), "networks", "MNN", listed=True)
+
+
+def network_goal(run: Run) -> List[str]:
+    """(a) faster than (c) on every network of the run, by steady wall ms."""
+    models = sorted({model for model, _ in run.networks})
+    pairs = []
+    for model in models:
+        mine = steady_wall(run.networks.get((model, "a")))
+        other = steady_wall(run.networks.get((model, "c")))
+        if not math.isnan(mine) and not math.isnan(other):
+            pairs.append((model, mine, other))
+    goal = "(a) faster than (c) on every network of the bench (steady wall)"
+    return faster_everywhere(goal, pairs, len(models), "networks", "(c)", listed=True)
+
+
+def layer_goal(run: Run) -> List[str]:
+    """(a) faster than (c) on every conv layer of the sweep, by median ms where both ran."""
+    pairs = []
+    for layer in run.layers:
+        mine = run.by_layer.get((layer, "a"), {})
+        other = run.by_layer.get((layer, "c"), {})
+        if speedup(mine, other) is not None:
+            pairs.append((layer_label(layer), fnum(mine["median_ms"]), fnum(other["median_ms"])))
+    goal = "(a) faster than (c) on every layer of the sweep (median)"
+    return faster_everywhere(goal, pairs, len(run.layers), "layers", "(c)")
+
+
+def peak_3x3_goal(run: Run) -> List[str]:
+    """The best fraction of the fp32 peak that (a) reaches on a 3x3 conv layer."""
+    goal = "3x3 conv >= 25% of fp32 peak with (a)"
+    reached = [
+        fnum(run.by_layer[(layer, "a")].get("pct_peak"), 0)
+        for layer in run.layers
+        if (layer, "a") in run.by_layer
+        and run.by_layer[(layer, "a")]["status"] == "ok"
+        and layer_label(layer).startswith("3x3")
+    ]
+    if not reached:
+        return [goal, "no 3x3 layer ran with (a)", "not measured"]
+    best = max(reached)
+    got = (
+        f"best {best:.1f}% (direct-convolution FLOP count over the whole module; "
+        f"Winograd kernels do fewer real FLOPs)"
+    )
+    return [goal, got, "met" if best >= 25 else "short"]
+
+
+def warm_start_goals(run: Run) -> List[List[str]]:
+    """Per start-up model of (a): the first result of a warm process against a cold one."""
+    first_result = {
+        (r["model"], r["config"], r["mode"]): fnum(r.get("first_result_s")) for r in run.startup
     }
+    goals = []
+    for model, cfg in sorted(
+        {(r["model"], r["config"]) for r in run.startup if r["mode"] != "error"}
+    ):
+        cold = first_result.get((model, cfg, "cold"), float("nan"))
+        warm = first_result.get((model, cfg, "warm"), float("nan"))
+        dwarm = first_result.get((model, cfg, "driver_warm"), float("nan"))
+        if cfg == "a" and not math.isnan(cold) and warm > 0:
+            goals.append(
+                [
+                    f"warm start >= 10x faster than cold ({model}, (a))",
+                    f"{cold / warm:.1f}x with the TVM program cache alone ({cold:.2f} s -> "
+                    f"{warm:.2f} s); {cold / dwarm:.0f}x once the driver cache is warm too "
+                    f"({dwarm:.2f} s)",
+                    "met" if cold / warm >= 10 else "short",
+                ]
+            )
+    return goals
+
+
+def section_goals(run: Run) -> List[str]:
+    """The issue's goals against this run."""
+    goals = latency_goals(run) + [mnn_image_goal(run), network_goal(run), layer_goal(run)]
+    goals += [peak_3x3_goal(run)] + warm_start_goals(run)
+    text = "Stated goals, compared with this run (not asserted anywhere).\n"
+    return heading("Goals") + [text, table(["goal", "measured", "status"], goals)]
+
+
+def section_startup(run: Run) -> List[str]:
+    """Start-up in fresh processes: the first result cold, warm and driver-warm."""
+    if not run.startup:
+        return []
+    text = (
+        "Fresh processes.  *first result* = load the library, create the VM, upload inputs, "
+        "transform weights, run once and read the output (import excluded).  *cold*: empty TVM "
+        "program cache and empty driver cache (``CUDA_CACHE_PATH`` / ``POCL_CACHE_DIR`` fresh); "
+        "*warm*: TVM program cache filled by the cold process, driver cache still empty (what a "
+        "phone sees on its second launch); *driver_warm*: both caches filled.  Medians.\n"
+    )
+    header = ["model", "config", "mode", "runs", "first result s", "import s", "process s"]
+    header += ["cache hits", "misses", "stores"]
+    keys = ["runs", "first_result_s", "import_s", "process_s"]
+    keys += ["cache_hits", "cache_misses", "cache_stores"]
+    rows = [
+        [r["model"], r["config"], r["mode"]] + [r.get(k, "") for k in keys] for r in run.startup
+    ]
+    return heading("Start-up") + [text, table(header, rows)]
+
+
+def section_peers(run: Run) -> List[str]:
+    """Per network our (a) and (t) beside the best fp32 mode of each peer engine, from
+    ``bench/peers/<run>-peers.csv`` (the same device call as the run)."""
+    if not run.peers:
+        return []
+    ours = {key: r for key, r in run.networks.items() if r["status"] == "ok"}
     body = []
     for model in sorted({m for m, _ in ours}):
-        best = {}
-        for r in peers:
-            exact = r["status"] == "ok" and fnum(r["rel_err"], 1.0) <= 1e-3
-            peer = r["engine"] in PEER_ENGINES  # the file also holds our own rows
-            if r["model"] != model or not peer or not exact or not r["median_ms"]:
-                continue
-            if r["engine"] not in best or fnum(r["median_ms"]) < fnum(
-                best[r["engine"]]["median_ms"]
-            ):
-                best[r["engine"]] = r
-        cells = [model]
-        for cfg in ("a", "t"):
-            mine = ours.get((model, cfg), {})
-            cells.append(mine.get("steady_wall_ms", ""))
+        best = {e: best_peer(run.peers, model, e) for e in PEER_ENGINES}
+        best = {e: r for e, r in best.items() if r is not None}
+        cells = [model] + [ours.get((model, cfg), {}).get("steady_wall_ms", "") for cfg in "at"]
         for engine in PEER_ENGINES:
             peer = best.get(engine)
             cells.append(f"{peer['median_ms']} ({peer['config']})" if peer else "n/a")
         fastest = min((fnum(b["median_ms"]) for b in best.values()), default=float("nan"))
         for cfg in ("a", "t"):
             mine = fnum(ours.get((model, cfg), {}).get("steady_wall_ms"))
-            cells.append(f"{fastest / mine:.2f}x" if best and mine == mine else "n/a")
+            cells.append(f"{fastest / mine:.2f}x" if best and not math.isnan(mine) else "n/a")
         body.append(cells)
     text = (
         "Measured in the same device call as the table above (``../shared/peers``, same graphs, "
@@ -249,470 +718,88 @@ def peer_rows(run: pathlib.Path, rows) -> List[str]:
         "(rel err <= 1e-3). *vs best peer*: the best peer's time over ours (>1: ours faster). "
         "One run each: no spread between runs is measured here.\n"
     )
-    return [
-        "Peers",
-        "-----",
-        "",
-        text,
-        table(
-            [
-                "network",
-                "(a) ms",
-                "(t) ms",
-                "MNN (mode)",
-                "LiteRT (mode)",
-                "(a) vs best peer",
-                "(t) vs best peer",
-            ],
-            body,
-        ),
-    ]
+    header = ["network", "(a) ms", "(t) ms", "MNN (mode)", "LiteRT (mode)"]
+    header += ["(a) vs best peer", "(t) vs best peer"]
+    return heading("Peers") + [text, table(header, body)]
 
 
-def render(run: pathlib.Path, docs: pathlib.Path) -> str:
-    rows = read_csv(run)
-    stem = run.with_suffix("")
-    startup = read_csv(pathlib.Path(str(stem) + "-startup.csv"))
-    checks = read_csv(pathlib.Path(str(stem) + "-checks.csv"))
-    profile = read_csv(pathlib.Path(str(stem) + "-profile.csv"))
-    env_path = pathlib.Path(str(stem) + "-env.json")
-    env = json.loads(env_path.read_text()) if env_path.is_file() else {}
-    first = rows[0] if rows else {}
-    device, driver, commit = (
-        first.get("device", "?"),
-        first.get("driver", "?"),
-        first.get("git_commit", "?"),
+def section_checks(run: Run) -> List[str]:
+    """How many runtime checks passed on the device, and the failed ones."""
+    if not run.checks:
+        return []
+    npass = sum(r["result"] == "pass" for r in run.checks)
+    out = heading("Runtime checks on the device")
+    out.append(
+        f"{npass} passed, {len(run.checks) - npass} failed (image round trips per scope and "
+        f"dtype, copies between scopes, each texture module vs the CPU reference, export/load and "
+        f"the precompiled-programs round trip).\n"
     )
-    ceil = {r["model"]: r for r in rows if r["kind"] == "ceiling"}
-    ceilings = dict(
-        peak=ceil.get("fp32_fma_peak", {}).get("gflops"),
-        bw=ceil.get("copy_bandwidth", {}).get("gbs"),
-    )
+    failed = [[r["check"], r["detail"][:120]] for r in run.checks if r["result"] != "pass"]
+    if failed:
+        out.append(table(["failed check", "detail"], failed))
+    return out
+
+
+def section_slowest_kernels(run: Run) -> List[str]:
+    """The 8 slowest kernels per network for (a) and (c), from the profile."""
+    if not run.profile:
+        return []
+    if device_timed(run.profile):
+        text = (
+            "Per-kernel device time from a ``runtime.opencl`` command trace of 10 back-to-back "
+            "calls (no sync between kernels; an event adds some device time to each command "
+            "on the NVIDIA driver), per call, top 8 per network for (a) and (c); copies are "
+            "listed by kind; *% of listed* is the share of the 25 slowest entries.\n"
+        )
+    else:
+        text = (
+            "Per-kernel wall time with a device sync around every VM call (so small kernels "
+            "carry some sync overhead: about 20 us per call on the NVIDIA driver), mean of 5 "
+            "runs, top 8 per network for (a) and (c); *% of listed* is the share of the 25 "
+            "slowest kernels.\n"
+        )
+    rows = []
+    for model in sorted({r["model"] for r in run.profile}):
+        for cfg in ("a", "c"):
+            mine = [
+                r
+                for r in run.profile
+                if r["model"] == model
+                and r["config"] == cfg
+                and not r["kernel"].startswith("vm.builtin.")
+            ]
+            total = sum(fnum(r["ms_per_run"]) for r in mine)
+            for row in mine[:8]:
+                share = f"{100 * fnum(row['ms_per_run']) / total:.1f}" if total else ""
+                rows.append([model, cfg, row["kernel"], row["ms_per_run"], row["calls"], share])
+    header = ["model", "config", "kernel", "ms per run", "calls", "% of listed"]
+    return heading("Slowest kernels") + [text, table(header, rows)]
+
+
+def section_plots(made: List[str]) -> List[str]:
+    """The plots drawn for the page."""
+    if not made:
+        return []
+    out = heading("Plots")
+    for name in made:
+        out += [f".. image:: {name}", f"   :alt: {name[:-4].replace('_', ' ')}", ""]
+    return out
+
+
+def render(path: pathlib.Path, docs: pathlib.Path) -> str:
+    """The results page of the run ``path``; its plots are drawn into ``docs``."""
+    run = load_run(path)
     docs.mkdir(parents=True, exist_ok=True)
-    made = plots(rows, ceilings, docs, device)
-
-    out = []
-    title = "Benchmark results"
-    out += [title, "=" * len(title), ""]
-    out.append(
-        f"Generated by ``bench/report.py`` from ``bench/results/{run.name}`` (do not edit by hand). "
-        f"Device **{device}** ({first.get('platform', '')}), driver **{driver}**, workspace commit "
-        f"``{commit}``, date {first.get('date', '')}.  Runtime-only TVM (``TVM_USE_RUNTIME_LIB=1``, "
-        f"Python {env.get('python', '?')}) with the workspace OpenCL runtime; models compiled on the "
-        f"host and exported.  Configurations: (a) ``qcom/adreno-opencl-texture`` with the workspace "
-        f"patches; (b) the same target on the unpatched base (Adreno TIR pipeline passed by name); "
-        f"(c) ``opencl`` (generic GPU pipeline, dlight rules, buffers), compiled by the patched stack "
-        f"from the same Relax graph as (a).  "
-        f"Batch 1, float32, random weights regenerated on the device from a seed; weight "
-        f"re-layouts are lifted into ``main_transform_params`` and run once at load.  Latency is the "
-        f"median of ``time_evaluator`` with ``runtime.timer.opencl`` (warm-up excluded): up to "
-        f"workspace commit ``b2f2b4b`` that timer was a host clock around two queue waits (VM and "
-        f"launch overhead included), later it is device time from profiling events; *e2e* adds "
-        f"the image upload and the output read-back (wall clock).  *steady wall* is the wall "
-        f"clock per call of back-to-back calls with no timer or trace (what the peers' medians "
-        f"measure); *busy* is the sum of the device times of the call's kernels and copies from "
-        f"``runtime.opencl`` command traces, and *busy %* busy over the wall clock of the same "
-        f"traced calls (an event adds device time to its command on NVIDIA's OpenCL, so the "
-        f"device-timer median runs above the steady wall on launch-heavy networks).  *rel err* is "
-        f"``max(abs(out - ref)) / max(abs(ref))`` against the LLVM CPU reference (wrong above 1e-3).\n"
-    )
-    if ceilings["peak"]:
-        out.append(
-            f"Measured ceilings (plain OpenCL kernels, ``bench/clbench.py``): fp32 FMA peak "
-            f"**{fnum(ceilings['peak']) / 1e3:.1f} TFLOP/s**, copy bandwidth **{fnum(ceilings['bw']) / 1e3:.2f} TB/s** "
-            f"(read + write).  cl_khr_fp16: {'yes' if env.get('cl_khr_fp16') else 'no'}.\n"
-        )
-    # Networks
-    net_rows = []
-    for r in sorted(
-        (r for r in rows if r["kind"] == "network"),
-        key=lambda r: (r["model"], r["config"], r["dtype"]),
-    ):
-        if r["status"] == "ok":
-            net_rows.append(
-                [
-                    r["model"],
-                    CONFIGS.get(r["config"], r["config"]),
-                    r["dtype"],
-                    r["median_ms"][:6],
-                    r["p90_ms"][:6],
-                    r["e2e_median_ms"][:6],
-                    r.get("steady_wall_ms", "")[:6],
-                    r.get("busy_ms", "")[:6],
-                    r.get("busy_pct", ""),
-                    r["gflops"],
-                    r["pct_peak"],
-                    f"{r['correct']} ({r['rel_err']})",
-                    r["compile_s"],
-                ]
-            )
-        else:
-            net_rows.append(
-                [
-                    r["model"],
-                    CONFIGS.get(r["config"], r["config"]),
-                    r["dtype"],
-                    r["status"],
-                    "",
-                    "",
-                    "",
-                    "",
-                    "",
-                    "",
-                    "",
-                    r["error"][:90],
-                    r.get("compile_s", ""),
-                ]
-            )
-    out += ["Networks", "--------", ""]
-    out.append(
-        table(
-            [
-                "model",
-                "config",
-                "dtype",
-                "median ms",
-                "p90 ms",
-                "e2e ms",
-                "steady wall ms",
-                "busy ms",
-                "busy %",
-                "GFLOP/s",
-                "% peak",
-                "correct (rel err)",
-                "compile s",
-            ],
-            net_rows,
-        )
-    )
-    # Layers
-    layer_rows = []
-    layers = sorted(
-        {r["model"] for r in rows if r["kind"] == "layer"},
-        key=lambda m: [int(v) for v in m[6:].split(",")],
-    )
-    by = {(r["model"], r["config"]): r for r in rows if r["kind"] == "layer"}
-    for layer in layers:
-        cells = [layer_label(layer), by.get((layer, "a"), {}).get("gflop", "")]
-        for cfg in "abc":
-            r = by.get((layer, cfg))
-            if r is None:
-                cells.append("")
-            elif r["status"] != "ok":
-                cells.append(r["status"])
-            else:
-                cells.append(
-                    f"{fnum(r['median_ms']):.4f}" + (" (wrong)" if r.get("correct") == "NO" else "")
-                )
-        a = by.get((layer, "a"), {})
-        for base in "bc":
-            o = by.get((layer, base), {})
-            ok = a.get("status") == "ok" and o.get("status") == "ok"
-            cells.append(f"{fnum(o['median_ms']) / fnum(a['median_ms']):.2f}x" if ok else "")
-        cells += [
-            a.get("pct_peak", ""),
-            a.get("gbs", ""),
-            " / ".join(by.get((layer, c), {}).get("conv_kernel_ms", "") or "-" for c in "abc"),
-        ]
-        layer_rows.append(cells)
-    if layer_rows:
-        out += ["Conv layers", "-----------", ""]
-        out.append(
-            "Distinct conv layers of ResNet-50 and MobileNetV2 (conv2d alone, no bias).  The "
-            "(a)/(b)/(c) times are the whole module, so the texture configurations include the "
-            "layout transforms of the activation into and out of NCHW4c; the last column is the "
-            "conv kernels alone (device sync around each call: about 20 us of overhead per call on "
-            "the NVIDIA driver, so it is meaningful for the slower layers only).  "
-            "Speedup = time of (b) or (c) / time of (a).\n"
-        )
-        out.append(
-            table(
-                [
-                    "layer",
-                    "GFLOP",
-                    "(a) ms",
-                    "(b) ms",
-                    "(c) ms",
-                    "a vs b",
-                    "a vs c",
-                    "(a) % peak",
-                    "(a) GB/s",
-                    "conv kernel alone ms a / b / c",
-                ],
-                layer_rows,
-            )
-        )
-    # Findings: per layer kind, geometric-mean speedup of (a); network time by kernel category
-    kinds = {}
-    for layer in layers:
-        kind = layer_label(layer).split(" ")[0] + (" s2" if " s2 " in layer_label(layer) else "")
-        if layer.split(":")[1].startswith("3,"):
-            kind = "stem (3 input channels)"
-        a = by.get((layer, "a"), {})
-        for base in "bc":
-            o = by.get((layer, base), {})
-            if a.get("status") == "ok" and o.get("status") == "ok":
-                kinds.setdefault((kind, base), []).append(
-                    fnum(o["median_ms"]) / fnum(a["median_ms"])
-                )
-    find = []
-    for kind in sorted({k for k, _ in kinds}):
-        cells = [kind]
-        for base in "bc":
-            vals = kinds.get((kind, base), [])
-            cells.append(
-                f"{math.exp(sum(map(math.log, vals)) / len(vals)):.2f}x ({len(vals)})"
-                if vals
-                else "n/a"
-            )
-        find.append(cells)
-    if find:
-        out += ["Findings", "--------", ""]
-        out.append(
-            "Speedup of (a) per conv kind (geometric mean over the sweep's layers of that kind, "
-            "count in brackets; >1: (a) faster).  (b)'s results are wrong except on the stems, so "
-            "'a vs b' is a speed comparison only.\n"
-        )
-        out.append(table(["layer kind", "(a) vs (b)", "(a) vs (c)"], find))
-    if profile:
-
-        def category(name):
-            if name.startswith("vm.builtin."):
-                return None
-            if "winograd" in name:
-                return "conv (winograd)"
-            if "depthwise" in name or "group" in name:
-                return "depthwise conv"
-            if "conv2d" in name:
-                return "conv"
-            if "layout_transform" in name:
-                return "layout transform"
-            if "pool" in name:
-                return "pooling"
-            if "matmul" in name or "dense" in name:
-                return "dense"
-            return "elementwise/other"
-
-        cat_rows = []
-        for model in sorted({r["model"] for r in profile}):
-            for cfg in "abc":
-                mine = [r for r in profile if r["model"] == model and r["config"] == cfg]
-                if not mine:
-                    continue
-                share = {}
-                for r in mine:
-                    c = category(r["kernel"])
-                    if c:
-                        share[c] = share.get(c, 0.0) + fnum(r["ms_per_run"])
-                total = sum(share.values()) or 1.0
-                cat_rows.append(
-                    [model, cfg]
-                    + [
-                        f"{100 * share.get(c, 0) / total:.0f}%"
-                        for c in (
-                            "conv",
-                            "conv (winograd)",
-                            "depthwise conv",
-                            "layout transform",
-                            "pooling",
-                            "dense",
-                            "elementwise/other",
-                        )
-                    ]
-                )
-        how = (
-            "device events"
-            if any(r.get("timed") == "device events" for r in profile)
-            else "synced profile"
-        )
-        out.append(f"Where the time goes (share of the 25 slowest kernels per network, {how}):\n")
-        out.append(
-            table(
-                [
-                    "model",
-                    "config",
-                    "conv",
-                    "winograd",
-                    "depthwise",
-                    "layout",
-                    "pool",
-                    "dense",
-                    "other",
-                ],
-                cat_rows,
-            )
-        )
-    # Goals
-    goals = []
-    net = {
-        (r["model"], r["config"]): r
-        for r in rows
-        if r["kind"] == "network" and r["dtype"] == "float32"
-    }
-    for model, goal in GOALS.items():
-        for cfg in ("a", "t"):
-            r = net.get((model, cfg), {})
-            if not r:
-                continue
-            wall = fnum(r.get("steady_wall_ms"))
-            ok = r.get("status") == "ok" and wall == wall
-            got = f"{wall:.3f} ms steady wall" if ok else r.get("status", "not run")
-            met = ok and wall <= goal and r.get("correct") != "NO"
-            goals.append([f"{model} with ({cfg}) <= {goal} ms", got, "met" if met else "short"])
-    cmp_ab = [(l, by.get((l, "a"), {}), by.get((l, "b"), {})) for l in layers]
-    faster = sum(
-        1
-        for _, a, b in cmp_ab
-        if a.get("status") == "ok"
-        and b.get("status") == "ok"
-        and fnum(a["median_ms"]) < fnum(b["median_ms"])
-    )
-    comparable = sum(1 for _, a, b in cmp_ab if a.get("status") == "ok" and b.get("status") == "ok")
-    b_failed = sum(1 for _, a, b in cmp_ab if a.get("status") == "ok" and b.get("status") != "ok")
-    if layers:
-        goals.append(
-            [
-                "(a) faster than (b) on every conv layer",
-                f"{faster} of {comparable} comparable layers; (b) fails to build {b_failed}",
-                "met" if faster == comparable else "short",
-            ]
-        )
-        best3 = max(
-            (
-                fnum(by[(l, "a")].get("pct_peak"), 0)
-                for l in layers
-                if (l, "a") in by
-                and by[(l, "a")]["status"] == "ok"
-                and layer_label(l).startswith("3x3")
-            ),
-            default=0,
-        )
-        goals.append(
-            [
-                "3x3 conv >= 25% of fp32 peak with (a)",
-                f"best {best3:.1f}% (direct-convolution FLOP count over the whole module; "
-                f"Winograd kernels do fewer real FLOPs)",
-                "met" if best3 >= 25 else "short",
-            ]
-        )
-    st = {(r["model"], r["config"], r["mode"]): r for r in startup}
-    for model, cfg in sorted({(r["model"], r["config"]) for r in startup if r["mode"] != "error"}):
-        cold = fnum(st.get((model, cfg, "cold"), {}).get("first_result_s"))
-        warm = fnum(st.get((model, cfg, "warm"), {}).get("first_result_s"))
-        dwarm = fnum(st.get((model, cfg, "driver_warm"), {}).get("first_result_s"))
-        if cfg == "a" and not math.isnan(cold) and warm > 0:
-            goals.append(
-                [
-                    f"warm start >= 10x faster than cold ({model}, (a))",
-                    f"{cold / warm:.1f}x with the TVM program cache alone ({cold:.2f} s -> {warm:.2f} s); "
-                    f"{cold / dwarm:.0f}x once the driver cache is warm too ({dwarm:.2f} s)",
-                    "met" if cold / warm >= 10 else "short",
-                ]
-            )
-    out += ["Goals", "-----", ""]
-    out.append("Stated goals, compared with this run (not asserted anywhere).\n")
-    out.append(table(["goal", "measured", "status"], goals))
-    # Start-up
-    if startup:
-        out += ["Start-up", "--------", ""]
-        out.append(
-            "Fresh processes.  *first result* = load the library, create the VM, upload inputs, "
-            "transform weights, run once and read the output (import excluded).  *cold*: empty TVM "
-            "program cache and empty driver cache (``CUDA_CACHE_PATH`` / ``POCL_CACHE_DIR`` fresh); "
-            "*warm*: TVM program cache filled by the cold process, driver cache still empty (what a "
-            "phone sees on its second launch); *driver_warm*: both caches filled.  Medians.\n"
-        )
-        out.append(
-            table(
-                [
-                    "model",
-                    "config",
-                    "mode",
-                    "runs",
-                    "first result s",
-                    "import s",
-                    "process s",
-                    "cache hits",
-                    "misses",
-                    "stores",
-                ],
-                [
-                    [
-                        r["model"],
-                        r["config"],
-                        r["mode"],
-                        r.get("runs", ""),
-                        r.get("first_result_s", ""),
-                        r.get("import_s", ""),
-                        r.get("process_s", ""),
-                        r.get("cache_hits", ""),
-                        r.get("cache_misses", ""),
-                        r.get("cache_stores", ""),
-                    ]
-                    for r in startup
-                ],
-            )
-        )
-    out += peer_rows(run, rows)
-    if checks:
-        npass = sum(r["result"] == "pass" for r in checks)
-        out += ["Runtime checks on the device", "----------------------------", ""]
-        out.append(
-            f"{npass} passed, {len(checks) - npass} failed (image round trips per scope and dtype, "
-            f"copies between scopes, each texture module vs the CPU reference, export/load and the "
-            f"precompiled-programs round trip).\n"
-        )
-        failed = [[r["check"], r["detail"][:120]] for r in checks if r["result"] != "pass"]
-        if failed:
-            out.append(table(["failed check", "detail"], failed))
-    if profile:
-        out += ["Slowest kernels", "---------------", ""]
-        if any(r.get("timed") == "device events" for r in profile):
-            out.append(
-                "Per-kernel device time from a ``runtime.opencl`` command trace of 10 back-to-back "
-                "calls (no sync between kernels; an event adds some device time to each command "
-                "on the NVIDIA driver), per call, top 8 per network for (a) and (c); copies are "
-                "listed by kind; *% of listed* is the share of the 25 slowest entries.\n"
-            )
-        else:
-            out.append(
-                "Per-kernel wall time with a device sync around every VM call (so small kernels "
-                "carry some sync overhead: about 20 us per call on the NVIDIA driver), mean of 5 "
-                "runs, top 8 per network for (a) and (c); *% of listed* is the share of the 25 "
-                "slowest kernels.\n"
-            )
-        prow = []
-        for model in sorted({r["model"] for r in profile}):
-            for cfg in ("a", "c"):
-                mine = [
-                    r
-                    for r in profile
-                    if r["model"] == model
-                    and r["config"] == cfg
-                    and not r["kernel"].startswith("vm.builtin.")
-                ]
-                sel = mine[:8]
-                total = sum(fnum(r["ms_per_run"]) for r in mine)
-                prow += [
-                    [
-                        model,
-                        cfg,
-                        r["kernel"],
-                        r["ms_per_run"],
-                        r["calls"],
-                        f"{100 * fnum(r['ms_per_run']) / total:.1f}" if total else "",
-                    ]
-                    for r in sel
-                ]
-        out.append(table(["model", "config", "kernel", "ms per run", "calls", "% of listed"], prow))
-    if made:
-        out += ["Plots", "-----", ""]
-        for name in made:
-            out += [f".. image:: {name}", f"   :alt: {name[:-4].replace('_', ' ')}", ""]
+    made = plots(run, docs)
+    out = section_header(run) + section_networks(run) + section_layers(run)
+    out += section_findings(run) + section_time_shares(run) + section_goals(run)
+    out += section_startup(run) + section_peers(run) + section_checks(run)
+    out += section_slowest_kernels(run) + section_plots(made)
     return "\n".join(out)
 
 
 def main() -> int:
+    """Write the results page of the newest run (or --run)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", type=pathlib.Path, default=REPO / "bench" / "results")
     parser.add_argument("--docs", type=pathlib.Path, default=REPO / "docs" / "benchmarks")
@@ -720,7 +807,7 @@ def main() -> int:
     args = parser.parse_args()
     available = runs(args.results)
     if args.run:
-        available = [p for p in available if p.stem == args.run or p.name == args.run]
+        available = [p for p in available if args.run in (p.stem, p.name)]
     if not available:
         print(f"no result CSV in {args.results}")
         return 1
