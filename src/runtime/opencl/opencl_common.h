@@ -87,6 +87,12 @@ struct DeviceEntry {
    */
   bool ProfilingQueue();
   /*!
+   * \brief Whether a marker on the profiling queue reports CL_PROFILING_COMMAND_END (probed
+   * once with the queue), so that a timer can end its span with one marker instead of an
+   * event on every command.
+   */
+  bool MarkerEndsSpans();
+  /*!
    * \brief A device timer or the command trace starts (requires timers_mu held). The first
    * listener moves enqueueing to the profiling queue, after a wait for the plain queue, so
    * that commands stay in order. Throws where the device refuses a profiling queue.
@@ -104,6 +110,12 @@ struct DeviceEntry {
    * guarded by timers_mu. event_listeners counts both, so untimed commands skip the lock.
    */
   std::atomic<int> event_listeners{0};
+  /*!
+   * \brief How many of them need the event of the next command: the trace while it runs, a
+   * timer until its first command (or throughout, where markers have no profiling times).
+   * Commands create an event only while this is positive.
+   */
+  std::atomic<int> events_wanted{0};
   std::mutex timers_mu;
   std::vector<ProfilingSpan*> timers;
   std::unique_ptr<CommandTrace> trace;
@@ -119,6 +131,7 @@ struct DeviceEntry {
   // time even without an event (bench/launch_cost.py), so untimed work stays off it.
   std::once_flag profiling_once_;
   Handle<cl_command_queue> profiling_queue_;
+  bool marker_ends_spans_ = false;
 };
 
 /*! \brief The process-wide list of selected devices (created once, never destroyed). */

@@ -64,13 +64,15 @@ enum class Counter : int {
   kKernelsCreated,
   /*! \brief Host waits for a whole queue (clFinish), from syncs, timers and copies. */
   kQueueFinishes,
+  /*! \brief Profiling events asked for: a timer's first command and end marker, traced commands. */
+  kEventsCreated,
   kCount
 };
 
 constexpr const char* kCounterNames[] = {
     "kernel_launches",    "buffer_image_copies", "host_device_copies", "device_copies",
     "buffers_created",    "images_created",      "images_over_buffers", "programs_built",
-    "programs_from_binary", "kernels_created",   "queue_finishes",
+    "programs_from_binary", "kernels_created",   "queue_finishes",      "events_created",
 };
 static_assert(sizeof(kCounterNames) / sizeof(kCounterNames[0]) ==
                   static_cast<size_t>(Counter::kCount),

@@ -95,6 +95,27 @@ void DeviceEntry::EnsureContext() {
   // call_once rethrows on failure and retries on the next call.
 }
 
+namespace {
+
+// Two markers on an empty profiling queue: usable span ends if both report an end time and
+// the second does not end before the first (a driver may leave markers untimed).
+bool ProbeMarkerTimes(cl_command_queue queue) {
+  cl_ulong ends[2] = {0, 0};
+  for (cl_ulong& end : ends) {
+    cl_event raw = nullptr;
+    if (GetApi().EnqueueMarkerWithWaitList(queue, 0, nullptr, &raw) != CL_SUCCESS) return false;
+    Handle<cl_event> marker(raw);
+    if (GetApi().WaitForEvents(1, &raw) != CL_SUCCESS ||
+        GetApi().GetEventProfilingInfo(raw, CL_PROFILING_COMMAND_END, sizeof(end), &end,
+                                       nullptr) != CL_SUCCESS) {
+      return false;
+    }
+  }
+  return ends[0] > 0 && ends[1] >= ends[0];
+}
+
+}  // namespace
+
 cl_context DeviceEntry::Context() {
   EnsureContext();
   return context_.get();
@@ -112,10 +133,14 @@ bool DeviceEntry::ProfilingQueue() {
     cl_int err = CL_SUCCESS;
     cl_command_queue q =
         GetApi().CreateCommandQueue(context_.get(), device, CL_QUEUE_PROFILING_ENABLE, &err);
-    if (err == CL_SUCCESS) profiling_queue_.reset(q);
+    if (err != CL_SUCCESS) return;
+    profiling_queue_.reset(q);
+    marker_ends_spans_ = ProbeMarkerTimes(q);
   });
   return static_cast<bool>(profiling_queue_);
 }
+
+bool DeviceEntry::MarkerEndsSpans() { return ProfilingQueue() && marker_ends_spans_; }
 
 void DeviceEntry::AddEventListener() {
   if (!ProfilingQueue()) {

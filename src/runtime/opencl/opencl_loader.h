@@ -73,6 +73,7 @@ namespace cl {
   X(ReleaseKernel)                 \
   X(SetKernelArg)                  \
   X(EnqueueNDRangeKernel)          \
+  X(EnqueueMarkerWithWaitList)     \
   X(RetainEvent)                   \
   X(ReleaseEvent)                  \
   X(WaitForEvents)                 \

@@ -28,9 +28,12 @@
 #include <tvm/runtime/timer.h>
 
 #include <algorithm>
+#include <iostream>
 #include <memory>
 #include <utility>
 #include <vector>
+
+#include "opencl_counters.h"
 
 namespace tvm {
 namespace runtime {
@@ -40,12 +43,18 @@ void CommandEvent::Record() {
   if (event_ == nullptr) return;
   Handle<cl_event> owned(event_);
   event_ = nullptr;
+  Count(Counter::kEventsCreated);
   std::lock_guard<std::mutex> lock(dev_.timers_mu);
   for (ProfilingSpan* span : dev_.timers) {
     // Each span holds its own reference, so timers that stop at different times stay valid.
     if (GetApi().RetainEvent(owned.get()) != CL_SUCCESS) continue;
-    Handle<cl_event>& slot = span->first ? span->last : span->first;
-    slot.reset(owned.get());
+    if (span->first) {
+      span->last.reset(owned.get());
+      continue;
+    }
+    span->first.reset(owned.get());
+    // A span ended by a marker needs no event after its first one.
+    if (!span->every_event) dev_.events_wanted.fetch_sub(1, std::memory_order_relaxed);
   }
   if (dev_.trace && GetApi().RetainEvent(owned.get()) == CL_SUCCESS) {
     dev_.trace->labels.emplace_back(label_);
@@ -80,7 +89,9 @@ class OpenCLTimerNode : public TimerNode {
     if (attached_) return;
     dev_.AddEventListener();
     span_ = ProfilingSpan();
+    span_.every_event = !dev_.MarkerEndsSpans();
     dev_.timers.push_back(&span_);
+    dev_.events_wanted.fetch_add(1, std::memory_order_relaxed);
     attached_ = true;
   }
 
@@ -105,10 +116,29 @@ class OpenCLTimerNode : public TimerNode {
   void Detach() {
     std::lock_guard<std::mutex> lock(dev_.timers_mu);
     if (!attached_) return;
+    attached_ = false;
     auto& timers = dev_.timers;
     timers.erase(std::remove(timers.begin(), timers.end(), &span_), timers.end());
+    if (span_.every_event || !span_.first) {
+      dev_.events_wanted.fetch_sub(1, std::memory_order_relaxed);
+    }
+    if (span_.first && !span_.every_event) EndWithMarker();
     dev_.RemoveEventListener();
-    attached_ = false;
+  }
+
+  // Still on the profiling queue (this timer is a listener): the marker ends after every
+  // command enqueued before it.
+  void EndWithMarker() {
+    cl_event marker = nullptr;
+    cl_int err = GetApi().EnqueueMarkerWithWaitList(dev_.Queue(), 0, nullptr, &marker);
+    if (err == CL_SUCCESS) {
+      Count(Counter::kEventsCreated);
+      span_.last.reset(marker);
+    } else {
+      std::cerr << "[tvm opencl] warning: OpenCL error " << ErrorName(err)
+                << " in clEnqueueMarkerWithWaitList ending a timed span on " << dev_.Describe()
+                << "; the span ends at its first command" << std::endl;
+    }
   }
 
   DeviceEntry& dev_;
@@ -125,6 +155,7 @@ void StartCommandTrace(Device dev) {
   }
   entry.AddEventListener();
   entry.trace = std::make_unique<CommandTrace>();
+  entry.events_wanted.fetch_add(1, std::memory_order_relaxed);
 }
 
 /*! \brief [label, start_ns, end_ns] per traced command, times from the first command's start. */
@@ -138,6 +169,7 @@ ffi::Array<ffi::Array<ffi::Any>> StopCommandTrace(Device dev) {
                                   << "; call runtime.opencl.start_command_trace first";
     }
     trace = std::move(entry.trace);
+    entry.events_wanted.fetch_sub(1, std::memory_order_relaxed);
     entry.RemoveEventListener();
   }
   ffi::Array<ffi::Array<ffi::Any>> commands;

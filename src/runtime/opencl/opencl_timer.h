@@ -23,11 +23,15 @@
  * While no timer runs, commands go to a plain in-order queue without an event (nothing is
  * allocated or recorded). While a timer runs on a device, commands go to a second in-order
  * queue created with CL_QUEUE_PROFILING_ENABLE (the switch waits for the queue left, so the
- * order of commands holds), every command asks for an event, and the timer keeps the
- * first and the latest one: on an in-order queue the first command starts first and the latest
- * ends last, so the device time is CL_PROFILING_COMMAND_START of the first to
- * CL_PROFILING_COMMAND_END of the latest, gaps between commands included, host time before the
- * first command and after the last excluded.
+ * order of commands holds). The timer takes the event of the first command enqueued after
+ * Start, and Stop enqueues a marker: on an in-order queue the first command starts first and
+ * the marker ends after the last one, so the device time is CL_PROFILING_COMMAND_START of the
+ * first to CL_PROFILING_COMMAND_END of the marker, gaps between commands included, host time
+ * before the first command and after the last excluded. Only those two commands carry an
+ * event: on NVIDIA's OpenCL an event doubles the host cost of a launch and spreads the
+ * commands apart on the device (bench/launch_cost.py), so an event on every command would time
+ * a slower run than the untimed one. Where the probe of the profiling queue finds markers
+ * untimed, the timer falls back to an event on every command and the end of the latest.
  *
  * A command trace (runtime.opencl.start_command_trace / stop_command_trace) keeps every event
  * with its label instead: the start and end of each kernel and copy, without the device sync
@@ -43,18 +47,21 @@ namespace tvm {
 namespace runtime {
 namespace cl {
 
-/*! \brief The first and the latest event enqueued on a device while one timer ran. */
+/*! \brief The first event enqueued on a device while one timer ran, and the span's end. */
 struct ProfilingSpan {
   Handle<cl_event> first;
+  /*! \brief The marker enqueued at Stop, or the latest command's event (every_event). */
   Handle<cl_event> last;
+  /*! \brief The span needs the event of every command (markers are untimed). */
+  bool every_event = false;
 };
 
 /*!
  * \brief The event slot of one enqueued command.
  *
- * Pass out() as the event argument of a clEnqueue* call. It is nullptr unless a timer or the
- * command trace runs on the device (one relaxed atomic load), so untimed commands create no
- * event. After a successful enqueue, Record() hands the event to them.
+ * Pass out() as the event argument of a clEnqueue* call. It is nullptr unless the command
+ * trace runs or a timer waits for its first command (one relaxed atomic load), so other
+ * commands create no event. After a successful enqueue, Record() hands the event to them.
  */
 class CommandEvent {
  public:
@@ -62,7 +69,7 @@ class CommandEvent {
   CommandEvent(DeviceEntry& dev, const char* label)
       : dev_(dev),
         label_(label),
-        wanted_(dev.event_listeners.load(std::memory_order_relaxed) > 0) {}
+        wanted_(dev.events_wanted.load(std::memory_order_relaxed) > 0) {}
   CommandEvent(const CommandEvent&) = delete;
   CommandEvent& operator=(const CommandEvent&) = delete;
   ~CommandEvent() { Record(); }
