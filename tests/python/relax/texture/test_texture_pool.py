@@ -18,8 +18,8 @@
 global and adaptive pooling, and a pooled tensor feeding several branches.
 
 Adaptive pooling whose output size does not divide the input (7 to 3, 10 to 4, 11 to 5) gives
-every output its own window; ``dl.adreno.Pool2D`` schedules it (average from Relax, max from
-TOPI directly: Relax has no adaptive max pooling op).
+every output its own window; ``dl.adreno.VaryingWindowPool2D`` schedules it (average from Relax,
+max from TOPI directly: Relax has no adaptive max pooling op).
 
 The pool reads the conv2d result from a texture (the conv2d writes it there) in every case;
 the numbers must match the float32 LLVM build.  Max pooling, average pooling and the pooling
@@ -197,7 +197,7 @@ def _adaptive_max_texture_build(shape, output_size):
     target = tt.texture_target()
     mod = tvm.IRModule({"main": _adaptive_max_func(shape, output_size, "global.texture")})
     with target:
-        mod = dl.ApplyDefaultSchedule(dl.adreno.Pool2D())(mod)
+        mod = dl.ApplyDefaultSchedule(dl.adreno.VaryingWindowPool2D())(mod)
     return tvm.tirx.build(mod, target=target, pipeline="adreno")
 
 

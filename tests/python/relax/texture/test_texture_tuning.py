@@ -444,7 +444,7 @@ def test_corrupt_database_is_refused(tmp_path, caplog, damage, small_bundle, rng
 
 def _rules_net(nb):
     """Every workload kind of the four rules: layout transforms at the edges, max pooling and
-    reductions over space and channels (Reduction), adaptive pooling 7 -> 3 (Pool2D), a
+    reductions over space and channels (Reduction), adaptive pooling 7 -> 3 (VaryingWindowPool2D), a
     channel concat of two textures (Fallback)."""
     x = nb.input((1, 8, 14, 14))
     y = nb.emit(relax.op.nn.relu(nb.conv2d(x, 16, kernel=3)))
@@ -462,7 +462,12 @@ _CONFIGS = (
     dl.adreno.LayoutTransformConfig,
     dl.adreno.FallbackConfig,
 )
-_RULES = (dl.adreno.Reduction, dl.adreno.Pool2D, dl.adreno.LayoutTransform, dl.adreno.Fallback)
+_RULES = (
+    dl.adreno.Reduction,
+    dl.adreno.VaryingWindowPool2D,
+    dl.adreno.LayoutTransform,
+    dl.adreno.Fallback,
+)
 
 
 def _extreme(config_cls, target, pick):
@@ -478,8 +483,9 @@ def _extreme(config_cls, target, pick):
 
 @pytest.mark.parametrize("pick", [min, max], ids=["min", "max"])
 def test_rules_at_knob_extremes(monkeypatch, rng, pick):
-    """Reduction, Pool2D, LayoutTransform and Fallback with every knob at its smallest (then
-    largest) choice: each rule schedules its workloads and the network computes right."""
+    """Reduction, VaryingWindowPool2D, LayoutTransform and Fallback with every knob at its
+    smallest (then largest) choice: each rule schedules its workloads and the network computes
+    right."""
     target = tt.texture_target()
     forced = {cls: _extreme(cls, target, pick) for cls in _CONFIGS}
     for cls, config in forced.items():

@@ -289,7 +289,7 @@ def test_pool_work_group_is_the_config_serial_threads(config, threads):
     func = _te_prim_func(
         (1, 4, 7, 7, 4), lambda x: topi.nn.adaptive_pool(x, (3, 3), "avg", layout="NCHW4c")
     )
-    sch = dl.adreno.Pool2D(config).apply(func, ADRENO, False)
+    sch = dl.adreno.VaryingWindowPool2D(config).apply(func, ADRENO, False)
     assert _thread_extents(sch.mod["main"]) == {
         "blockIdx.x": math.ceil(4 * 3 * 3 / threads),
         "threadIdx.x": threads,

@@ -120,7 +120,8 @@ def test_stock_argmax_is_scheduled():
 
 
 def test_adaptive_pool_with_varying_windows_is_declined():
-    """7x7 to 3x3: each output has its own window, a nested block (dl.adreno.Pool2D's)."""
+    """7x7 to 3x3: each output has its own window, a nested block
+    (dl.adreno.VaryingWindowPool2D's)."""
     func = _prim_func(
         lambda x: topi.nn.adaptive_pool(x, (3, 3), "avg", layout="NCHW4c"), shape=(1, 4, 7, 7, 4)
     )

@@ -329,7 +329,7 @@ class WinogradChoiceConfig(RuleConfig):
 @dataclasses.dataclass(frozen=True)
 class ReductionConfig(RuleConfig):
     """Knobs of the reductions and pooling (:class:`~.reduction.Reduction`,
-    :class:`~.pool.Pool2D`).
+    :class:`~.pool.VaryingWindowPool2D`).
 
     Parameters
     ----------

@@ -22,6 +22,7 @@ from typing import List, Optional
 from tvm import s_tir, tirx
 from tvm.ir.expr import TensorLoad
 from tvm.target import Target
+from tvm.topi.adreno.utils import CHANNEL_BLOCK
 
 from .. import analysis
 from .base import (
@@ -33,9 +34,6 @@ from .base import (
 )
 from .config import GroupConv2dConfig
 from .utils import schedule_default, schedule_inline_blocks
-
-#: Channels per texture pixel: the output's innermost axis, kept in registers and vectorized.
-_LANES = 4
 
 
 def largest_divisor(extent: int, bound: int) -> int:
@@ -75,7 +73,7 @@ def _reads_whole_texels(block, loads) -> bool:
 
 def _is_channel_blocked(buf) -> bool:
     last = buf.shape[-1]
-    return len(buf.shape) == 5 and isinstance(last, tirx.IntImm) and int(last) == _LANES
+    return len(buf.shape) == 5 and isinstance(last, tirx.IntImm) and int(last) == CHANNEL_BLOCK
 
 
 class GroupConv2d(AdrenoScheduleRule):
@@ -133,7 +131,7 @@ class GroupConv2d(AdrenoScheduleRule):
         kinds = analysis.get_sblock_info(sch, blk).dom_kind()
         if not kinds.startswith("SSSSS") or set(kinds[5:]) != {"R"}:
             return None
-        if int(stmt.iter_vars[4].dom.extent) != _LANES:
+        if int(stmt.iter_vars[4].dom.extent) != CHANNEL_BLOCK:
             return None
         return blk
 

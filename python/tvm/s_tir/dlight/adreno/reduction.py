@@ -42,13 +42,11 @@ from typing import List, Optional
 
 from tvm import s_tir, tirx
 from tvm.target import Target
+from tvm.topi.adreno.utils import CHANNEL_BLOCK
 
 from ..analysis.common_analysis import get_sblockrealize
 from .base import AdrenoScheduleRule
 from .config import ReductionConfig
-
-# The pixel of a texture holds 4 channels (RGBA); packed layouts end with an axis of 4.
-_LANES = 4
 
 
 def _static_int(value) -> Optional[int]:
@@ -247,12 +245,12 @@ class Reduction(AdrenoScheduleRule):
         """The innermost spatial iterator is the 4-lane pixel axis of the written buffer and
         indexes the last axis of every buffer read with that rank."""
         lane_iv = block.iter_vars[num_s - 1]
-        if _static_extent(lane_iv.dom) != _LANES:
+        if _static_extent(lane_iv.dom) != CHANNEL_BLOCK:
             return False
         if len(block.writes) != 1:
             return False
         write = block.writes[0]
-        if _static_int(write.source.shape[-1]) != _LANES:
+        if _static_int(write.source.shape[-1]) != CHANNEL_BLOCK:
             return False
         last = write.region[-1]
         return isinstance(last.min, tirx.Var) and last.min.same_as(lane_iv.var)

@@ -47,7 +47,7 @@ RULE_CONFIGS: Dict[type, type] = {
     dla.GroupConv2d: dla.GroupConv2dConfig,
     dla.Winograd: dla.WinogradConfig,
     dla.Reduction: dla.ReductionConfig,
-    dla.Pool2D: dla.ReductionConfig,
+    dla.VaryingWindowPool2D: dla.ReductionConfig,
     dla.LayoutTransform: dla.LayoutTransformConfig,
     dla.Fallback: dla.FallbackConfig,
 }

@@ -62,6 +62,7 @@ import tvm
 from tvm import relax, te, tirx
 from tvm.relax.transform import function_pass
 from tvm.ir import Op
+from tvm.topi.adreno.utils import CHANNEL_BLOCK
 
 from .utils import rewrite_relax_functions
 
@@ -130,8 +131,6 @@ class SplitChannelReductionKeepdims:  # pylint: disable=too-few-public-methods
         return _ChannelKeepdimsRewriter(mod).visit_expr(func)
 
 
-# Channels per texture pixel (the last axis of the packed layout).
-_LANES = 4
 _ARG_REDUCE_OPS = {"relax.argmax": True, "relax.argmin": False}  # op name -> selects the max
 _LAYOUT_TRANSFORM = Op.get("relax.layout_transform")
 _STRIDED_SLICE = Op.get("relax.strided_slice")
@@ -150,7 +149,7 @@ def _unpacks_channels(call: relax.Call) -> bool:
     if not isinstance(call, relax.Call) or not call.op.same_as(_LAYOUT_TRANSFORM):
         return False
     src = _static_dims(call.args[0].ty)
-    if src is None or len(src) != 5 or src[-1] != _LANES:
+    if src is None or len(src) != 5 or src[-1] != CHANNEL_BLOCK:
         return False
     index_map = call.attrs.index_map
     if len(index_map.initial_indices) != 5 or len(index_map.final_indices) != 4:
@@ -161,7 +160,7 @@ def _unpacks_channels(call: relax.Call) -> bool:
     values = index_map.map_indices([tirx.IntImm("int64", v) for v in point])
     if not all(isinstance(v, tirx.IntImm) for v in values):
         return False
-    return [int(v) for v in values] == [0, 2 * _LANES + 1, 3, 5]
+    return [int(v) for v in values] == [0, 2 * CHANNEL_BLOCK + 1, 3, 5]
 
 
 def _leading_channels(call: relax.Call) -> Optional[int]:
@@ -242,7 +241,7 @@ class _ChannelArgReducePacker(relax.PyExprMutator):
         if not _unpacks_channels(producer):
             return call
         packed = producer.args[0]
-        if channels > _static_dims(packed.ty)[1] * _LANES:
+        if channels > _static_dims(packed.ty)[1] * CHANNEL_BLOCK:
             return call
         name = call.op.name[len("relax.") :]
         return self.builder_.call_te(

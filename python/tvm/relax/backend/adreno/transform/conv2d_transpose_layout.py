@@ -61,6 +61,7 @@ from tvm.sym import Analyzer
 from tvm.ir import Op
 from tvm.relax.transform.legalize_ops import adreno as legalize_adreno
 from tvm.relax.utils import get_static_shape
+from tvm.topi.adreno.utils import CHANNEL_BLOCK
 
 from .utils import BINARY_BROADCAST_OPS, rewrite_relax_functions
 
@@ -80,8 +81,6 @@ UNARY_OPS = (
 #: Longest chain of layout transforms and permutations looked through to find one that
 #: undoes another (TFLite: NCHW4c -> NHWC -> NCHW -> NCHW4c around a transposed conv).
 _MAX_CHAIN = 3
-#: Lanes of a texel: a transform out of a texture layout reads 5-D tensors with this last axis.
-_LANES = 4
 
 
 def _undoes(maps, shape: List[int]) -> bool:
@@ -153,7 +152,7 @@ class _LayoutFolder(relax.PyExprMutator):
         if not isinstance(value, relax.Call) or not value.op.same_as(self.layout_op):
             return None
         src, dst = get_static_shape(value.args[0].ty), get_static_shape(value.ty)
-        if src is None or dst is None or len(src) != 5 or src[-1] != _LANES or len(dst) != 4:
+        if src is None or dst is None or len(src) != 5 or src[-1] != CHANNEL_BLOCK or len(dst) != 4:
             return None
         if value.attrs.pad_value is not None or math.prod(src) != math.prod(dst):
             return None  # padding or cropping channels: not a plain change of layout
@@ -242,9 +241,13 @@ class _LayoutFolder(relax.PyExprMutator):
             before, after = widths[2 * axis[0]], widths[2 * axis[0] + 1]
             if (before or after) and axis[0] in channel:
                 # the channel axis: whole blocks of constant lanes only
-                if call.attrs.pad_mode != "constant" or before % _LANES or after % _LANES:
+                if (
+                    call.attrs.pad_mode != "constant"
+                    or before % CHANNEL_BLOCK
+                    or after % CHANNEL_BLOCK
+                ):
                     return call
-                before, after = before // _LANES, after // _LANES
+                before, after = before // CHANNEL_BLOCK, after // CHANNEL_BLOCK
             blocked_widths += [before, after]
         blocked = self.builder_.emit(
             relax.op.nn.pad(

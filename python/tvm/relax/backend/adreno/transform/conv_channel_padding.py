@@ -45,13 +45,11 @@ from tvm import relax
 from tvm.relax.transform import function_pass
 from tvm.relax.utils import get_static_shape
 from tvm.ir import Op
-
-#: Channels per texture pixel.
-_BLOCK = 4
+from tvm.topi.adreno.utils import CHANNEL_BLOCK
 
 
 def _round_up(value: int) -> int:
-    return (value + _BLOCK - 1) // _BLOCK * _BLOCK
+    return (value + CHANNEL_BLOCK - 1) // CHANNEL_BLOCK * CHANNEL_BLOCK
 
 
 def _pad_axis(expr: relax.Expr, ndim: int, axis: int, amount: int) -> relax.Expr:
@@ -95,7 +93,7 @@ class _ConvChannelPadder(relax.PyExprMutator):
         if x_shape is None or w_shape is None:
             return call
         in_ch, out_ch, groups = x_shape[data_c], w_shape[kernel_o], int(attrs.groups)
-        if in_ch % _BLOCK == 0 and out_ch % _BLOCK == 0:
+        if in_ch % CHANNEL_BLOCK == 0 and out_ch % CHANNEL_BLOCK == 0:
             return call
         if groups == 1:
             in_pad, out_pad, new_groups, w_in_pad = (
@@ -109,7 +107,7 @@ class _ConvChannelPadder(relax.PyExprMutator):
             in_pad = _round_up(in_ch) - in_ch
             out_pad = in_pad * multiplier
             new_groups, w_in_pad = in_ch + in_pad, 0
-            if (out_ch + out_pad) % _BLOCK:
+            if (out_ch + out_pad) % CHANNEL_BLOCK:
                 return call
         else:
             return call

@@ -39,13 +39,12 @@ from typing import Dict, Optional
 
 import tvm
 from tvm import relax, tirx
+from tvm.topi.adreno.utils import CHANNEL_BLOCK
 
 # OpPatternKind (include/tvm/relax/op_attr_types.h): a reduction alone is kCommReduce, a
 # reduction with an elementwise epilogue (the division of a mean) kOutEWiseFusable.
 _INJECTIVE = 2
 _REDUCING_PATTERNS = (3, 4)
-# The pixel of a texture holds 4 channels; the C++ pass only gives textures to 5-D tensors.
-_LANES = 4
 _TEXTURE_RANK = 5
 
 _CALL_TIR = tvm.ir.Op.get("relax.call_tir")
@@ -58,7 +57,7 @@ def _is_packed(ty) -> bool:
     dims = list(ty.shape)
     if not all(isinstance(d, tirx.IntImm) for d in dims):
         return False
-    return int(dims[-1]) == _LANES
+    return int(dims[-1]) == CHANNEL_BLOCK
 
 
 def _op_pattern(func: tirx.PrimFunc) -> Optional[int]:

@@ -36,9 +36,7 @@ import tvm
 from tvm import relax
 from tvm.relax.utils import get_static_shape
 from tvm.topi import adreno as topi_adreno
-
-#: Channels per texel.
-_BLOCK = 4
+from tvm.topi.adreno.utils import CHANNEL_BLOCK
 
 
 def conv2d_transpose_supported(call: relax.Call) -> bool:
@@ -102,17 +100,19 @@ def conv2d_transpose_NCHWc(bb: relax.BlockBuilder, call: relax.Call) -> relax.Ex
         )
     data, weight = call.args
     in_channels, out_channels = get_static_shape(weight.ty)[:2]
-    in_padded = -(-in_channels // _BLOCK) * _BLOCK
+    in_padded = -(-in_channels // CHANNEL_BLOCK) * CHANNEL_BLOCK
     if in_padded != in_channels:
         weight = bb.emit(relax.op.nn.pad(weight, [0, in_padded - in_channels, 0, 0, 0, 0, 0, 0]))
     data4 = bb.emit(
         relax.op.layout_transform(
-            data, lambda n, c, h, w: (n, c // _BLOCK, h, w, c % _BLOCK), pad_value=0.0
+            data, lambda n, c, h, w: (n, c // CHANNEL_BLOCK, h, w, c % CHANNEL_BLOCK), pad_value=0.0
         )
     )
     weight4 = bb.emit(
         relax.op.layout_transform(
-            weight, lambda i, o, h, w: (o // _BLOCK, i, h, w, o % _BLOCK), pad_value=0.0
+            weight,
+            lambda i, o, h, w: (o // CHANNEL_BLOCK, i, h, w, o % CHANNEL_BLOCK),
+            pad_value=0.0,
         )
     )
     conv = bb.call_te(
@@ -128,7 +128,7 @@ def conv2d_transpose_NCHWc(bb: relax.BlockBuilder, call: relax.Call) -> relax.Ex
     gvar = conv.args[0]
     bb.update_func(gvar, bb.get()[gvar].with_attr("op_attrs", _conv2d_attrs(call)))
     out4 = bb.emit(conv)
-    out = relax.op.layout_transform(out4, lambda n, c, h, w, b: (n, c * _BLOCK + b, h, w))
-    if -(-out_channels // _BLOCK) * _BLOCK != out_channels:
+    out = relax.op.layout_transform(out4, lambda n, c, h, w, b: (n, c * CHANNEL_BLOCK + b, h, w))
+    if -(-out_channels // CHANNEL_BLOCK) * CHANNEL_BLOCK != out_channels:
         out = relax.op.strided_slice(bb.emit(out), axes=[1], begin=[0], end=[out_channels])
     return out

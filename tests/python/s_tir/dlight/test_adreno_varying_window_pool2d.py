@@ -15,7 +15,7 @@
 # specific language governing permissions and limitations
 # under the License.
 # pylint: disable=invalid-name,missing-docstring,no-self-argument,not-callable
-"""Tests of dlight.adreno.Pool2D: pooling whose window changes from output to output (adaptive
+"""Tests of dlight.adreno.VaryingWindowPool2D: pooling whose window changes from output to output (adaptive
 pooling that does not divide the input), and the workloads of the other rules it declines."""
 
 import pytest
@@ -39,7 +39,7 @@ def _prim_func(compute, shape=PACKED, dtype="float32"):
 
 
 def _schedule(func):
-    sch = dl.adreno.Pool2D().apply(func, TARGET, False)
+    sch = dl.adreno.VaryingWindowPool2D().apply(func, TARGET, False)
     return None if sch is None else sch.mod["main"]
 
 
