@@ -392,14 +392,17 @@ def section_header(run: Run) -> List[str]:
         f"Latency is the median of ``time_evaluator`` with ``runtime.timer.opencl`` (warm-up "
         f"excluded): up to workspace commit ``b2f2b4b`` that timer was a host clock around two "
         f"queue waits (VM and launch overhead included), later it is device time from profiling "
-        f"events; *e2e* adds the image upload and the output read-back (wall clock).  *steady "
-        f"wall* is the wall clock per call of back-to-back calls with no timer or trace (what the "
-        f"peers' medians measure); *busy* is the sum of the device times of the call's kernels "
-        f"and copies from ``runtime.opencl`` command traces, and *busy %* busy over the wall "
-        f"clock of the same traced calls (an event adds device time to its command on NVIDIA's "
-        f"OpenCL, so the device-timer median runs above the steady wall on launch-heavy "
-        f"networks).  *rel err* is ``max(abs(out - ref)) / max(abs(ref))`` against the LLVM CPU "
-        f"reference (wrong above 1e-3).\n"
+        f"events: up to the 2026-12-02b run an event on every timed command (on NVIDIA's OpenCL "
+        f"an event stretches the run, so on launch-heavy networks that median ran above the "
+        f"steady wall), from the 2026-12-02c run an event on the span's first command and on a "
+        f"marker that closes it; *e2e* adds the image upload and the output read-back (wall "
+        f"clock).  *steady wall* is the wall clock per call of back-to-back calls with no timer "
+        f"or trace (what the peers' medians measure); *busy* is the sum of the device times of "
+        f"the call's kernels and copies from ``runtime.opencl`` command traces (an event on every "
+        f"command), and *busy %* busy over the wall clock of the same traced calls; on NVIDIA "
+        f"the trace's events stretch both, so busy can exceed the untraced device time.  *rel "
+        f"err* is ``max(abs(out - ref)) / max(abs(ref))`` against the LLVM CPU reference (wrong "
+        f"above 1e-3).\n"
     )
     if run.ceilings["peak"]:
         peak, bandwidth = fnum(run.ceilings["peak"]), fnum(run.ceilings["bw"])
@@ -615,7 +618,33 @@ def layer_goal(run: Run) -> List[str]:
         if speedup(mine, other) is not None:
             pairs.append((layer_label(layer), fnum(mine["median_ms"]), fnum(other["median_ms"])))
     goal = "(a) faster than (c) on every layer of the sweep (median)"
-    return faster_everywhere(goal, pairs, len(run.layers), "layers", "(c)")
+    row = faster_everywhere(goal, pairs, len(run.layers), "layers", "(c)")
+    if row[2] == "short":
+        row[1] += "; " + conv_kernel_note(run)
+    return row
+
+
+def conv_kernel_note(run: Run) -> str:
+    """Why (a) loses a layer: the layer's module converts its input to NCHW4c textures and its
+    output back (two layout-transform launches that a network pays once, at its ends), so
+    compare the convolution kernels alone (``conv_kernel_ms``, from the per-kernel profile)."""
+    pairs = []
+    for layer in run.layers:
+        mine = fnum(run.by_layer.get((layer, "a"), {}).get("conv_kernel_ms"))
+        other = fnum(run.by_layer.get((layer, "c"), {}).get("conv_kernel_ms"))
+        if not (math.isnan(mine) or math.isnan(other)):
+            pairs.append((layer_label(layer), mine, other))
+    if not pairs:
+        return "no per-kernel profile to tell why"
+    slower = sorted((mine / other, item) for item, mine, other in pairs if not mine < other)
+    note = (
+        f"the convolution kernel alone is faster with (a) on {len(pairs) - len(slower)} of "
+        f"{len(pairs)}; the rest of (a)'s time is the layout transforms at the layer's ends"
+    )
+    if slower:
+        worst = ", ".join(f"{item} {ratio:.2f}x" for ratio, item in slower[::-1])
+        note += f"; the kernel itself is slower on {worst}"
+    return note
 
 
 def peak_3x3_goal(run: Run) -> List[str]:

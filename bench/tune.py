@@ -26,6 +26,9 @@ The batch-from-artifacts path of ``tvm.s_tir.meta_schedule.adreno``:
         on the device (GPU box): time the candidates -> $OUT/times.json
   python bench/tune.py collect --times DIR/times.json [--database bench/tuning/nvidia-h200]
         the times become tuning records of the device's MetaSchedule JSON database
+  python bench/tune.py migrate [--models ...] [--database bench/tuning/nvidia-h200]
+        re-key the records of workloads whose PrimFunc changed only by the ``schedule_rule``
+        block annotation (the series added it after the database was measured)
 
 ``python bench/run.py build --configs a,t`` then builds (a) untuned and (t) tuned side by side
 (config ``t`` compiles under the database named by ``BENCH_TUNING_DB``).
@@ -120,10 +123,83 @@ def cmd_collect(args) -> int:
     return 0
 
 
+def _without_schedule_rule(mod):
+    """``mod`` (one PrimFunc) without the ``schedule_rule`` annotation of its blocks, and
+    whether it had any."""
+    from tvm import s_tir  # pylint: disable=import-outside-toplevel
+
+    sch = s_tir.Schedule(mod)
+    found = False
+    pending = [sch.get_sblock("root")]
+    while pending:
+        for child in sch.get_child_blocks(pending.pop()):
+            if "schedule_rule" in sch.get(child).annotations:
+                sch.unannotate(child, "schedule_rule")
+                found = True
+            pending.append(child)
+    return sch.mod, found
+
+
+def cmd_migrate(args) -> int:
+    """Copy the records of each unannotated workload to the annotated workload it became.
+
+    A trace names blocks, not annotations, so it replays on the annotated PrimFunc; each copied
+    trace is replayed before it is committed, and the old records stay (the file only grows).
+    """
+    import tvm  # pylint: disable=import-outside-toplevel
+    from tvm import s_tir  # pylint: disable=import-outside-toplevel
+    from tvm.s_tir.meta_schedule import adreno as msa  # pylint: disable=import-outside-toplevel
+    from tvm.s_tir.meta_schedule.database import (  # pylint: disable=import-outside-toplevel
+        TuningRecord,
+    )
+
+    import models  # pylint: disable=import-outside-toplevel
+    import run  # pylint: disable=import-outside-toplevel
+
+    target = tvm.target.Target("qcom/adreno-opencl-texture", host="llvm")
+    database = msa.load_database(args.database, strict=True)
+    counts = {"held": 0, "migrated": 0, "records": 0, "not tuned": 0, "no replay": 0}
+    for name in run.model_list(args.models, args.tiny):
+        mod, _, _ = models.get(name, tiny=args.tiny)
+        mod["main"] = mod["main"].with_attr("num_input", 1)
+        for task in msa.extract_tasks(mod, target):
+            func_mod = task.dispatched[0]
+            if database.has_workload(func_mod):
+                counts["held"] += 1
+                continue
+            old_mod, annotated = _without_schedule_rule(func_mod)
+            if not annotated or not database.has_workload(old_mod):
+                counts["not tuned"] += 1
+                continue
+            old = database.commit_workload(old_mod)
+            records = database.get_top_k(old, args.records)
+            new = None
+            for record in records:
+                try:
+                    record.trace.apply_to_schedule(s_tir.Schedule(func_mod), remove_postproc=False)
+                except Exception:  # pylint: disable=broad-except
+                    counts["no replay"] += 1
+                    continue
+                new = new or database.commit_workload(func_mod)
+                database.commit_tuning_record(
+                    TuningRecord(
+                        record.trace, new, record.run_secs, record.target, record.args_info
+                    )
+                )
+                counts["records"] += 1
+            counts["migrated"] += new is not None
+    print(
+        f"[tune migrate] {args.database}: {counts['held']} workloads already held, "
+        f"{counts['migrated']} re-keyed ({counts['records']} records, {counts['no replay']} "
+        f"traces that do not replay left out), {counts['not tuned']} never tuned"
+    )
+    return 0
+
+
 def main() -> int:
     """Parse the command line and run one step."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("step", choices=["build", "carry", "collect"])
+    parser.add_argument("step", choices=["build", "carry", "collect", "migrate"])
     parser.add_argument("--models", default=DEFAULT_MODELS)
     parser.add_argument("--tiny", action="store_true")
     parser.add_argument("--max-candidates", type=int, default=None)
@@ -131,8 +207,10 @@ def main() -> int:
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--times", type=pathlib.Path)
     parser.add_argument("--database", type=pathlib.Path, default=DEFAULT_DATABASE)
+    parser.add_argument("--records", type=int, default=3, help="migrate: best records kept")
     args = parser.parse_args()
-    return {"build": cmd_build, "carry": cmd_carry, "collect": cmd_collect}[args.step](args)
+    steps = {"build": cmd_build, "carry": cmd_carry, "collect": cmd_collect, "migrate": cmd_migrate}
+    return steps[args.step](args)
 
 
 if __name__ == "__main__":
