@@ -20,8 +20,20 @@ makes them, and the loops, thread extents, vector widths and block names of a sc
 import tvm_ffi
 
 import tvm
-from tvm import relax, tirx
+from tvm import relax, te, tirx
 from tvm.relax.transform.legalize_ops import adreno as legalize_adreno
+
+#: A float32 NCHW4c tensor of 16 channels and 8x8 pixels.
+PACKED = (1, 4, 8, 8, 4)
+
+
+def prim_func_of(compute, shape=PACKED, dtype="float32"):
+    """The PrimFunc of ``compute`` (one tensor or a list of them) applied to one
+    placeholder ``x`` of ``shape``."""
+    data = te.placeholder(shape, dtype, name="x")
+    out = compute(data)
+    outs = list(out) if isinstance(out, (list, tuple)) else [out]
+    return te.create_prim_func([data, *outs])
 
 
 def fused_prim_funcs(data, weight, groups=1, epilogue=None, shortcut=None):

@@ -135,5 +135,18 @@ def test_reductions_are_declined(compute):
     assert _schedule(func) is None
 
 
+def test_schedule_of_takes_a_prim_func_or_a_schedule_on_adreno_only():
+    """The rules' shared preamble: a PrimFunc gets a new schedule of itself, a schedule is
+    worked on as it is, and a target that is not Adreno gets None."""
+    data = tvm.te.placeholder((1, 4, 8, 8, 4), "float32", name="x")
+    func = tvm.te.create_prim_func([data, tvm.topi.nn.relu(data)])
+    rule = dl.adreno.GroupConv2d()
+    sch = rule.schedule_of(func, TARGET)
+    tvm.ir.assert_structural_equal(sch.mod["main"], func)
+    assert rule.schedule_of(sch, TARGET) is sch
+    assert rule.schedule_of(func, tvm.target.Target("cuda")) is None
+    assert rule.apply(func, tvm.target.Target("cuda"), False) is None
+
+
 if __name__ == "__main__":
     tvm.testing.main()

@@ -31,17 +31,9 @@ from tvm.s_tir.dlight.adreno import ReductionConfig
 from tvm.script import ir as I
 from tvm.script import relax as R
 
-from adreno_schedule_testing import loops, thread_extents, vectorized_extents
+from adreno_schedule_testing import PACKED, loops, prim_func_of, thread_extents, vectorized_extents
 
 TARGET = tvm.target.Target("qcom/adreno-opencl-texture")
-PACKED = (1, 4, 8, 8, 4)
-
-
-def _prim_func(compute, shape=PACKED, dtype="float32"):
-    data = te.placeholder(shape, dtype, name="x")
-    out = compute(data)
-    outs = list(out) if isinstance(out, (list, tuple)) else [out]
-    return te.create_prim_func([data, *outs])
 
 
 def _schedule(func, config=None):
@@ -56,7 +48,7 @@ def _max_pool(x):
 def test_short_window_is_one_thread_per_output_pixel():
     """A 3x3 window (9 elements): 4 x 8 x 8 output pixels on threads, 64 per work group, the
     4 lanes of a pixel as one vector in the accumulation and the store."""
-    func = _schedule(_prim_func(_max_pool))
+    func = _schedule(prim_func_of(_max_pool))
     assert thread_extents(func) == {"blockIdx.x": 4, "threadIdx.x": 64}
     assert 4 in vectorized_extents(func)
 
@@ -64,7 +56,7 @@ def test_short_window_is_one_thread_per_output_pixel():
 def test_long_reduction_shares_an_output_between_threads():
     """Global average pooling reduces 64 elements per output: one work group per output pixel
     (4 of them), its 64 threads split the reduction."""
-    func = _schedule(_prim_func(lambda x: topi.nn.global_pool(x, "avg", layout="NCHW4c")))
+    func = _schedule(prim_func_of(lambda x: topi.nn.global_pool(x, "avg", layout="NCHW4c")))
     assert thread_extents(func) == {"blockIdx.x": 4, "threadIdx.x": 64}
 
 
@@ -73,7 +65,7 @@ def test_switch_between_schedules_follows_the_config(max_serial_elements, groups
     """64 reduced elements per output pixel, 4 pixels: serial (the 4 pixels on one work group)
     when the config allows 64, split (one work group per pixel) otherwise."""
     config = ReductionConfig(max_serial_elements=max_serial_elements)
-    func = _schedule(_prim_func(lambda x: topi.sum(x, axis=[2, 3])), config)
+    func = _schedule(prim_func_of(lambda x: topi.sum(x, axis=[2, 3])), config)
     assert thread_extents(func) == {"blockIdx.x": groups, "threadIdx.x": 64}
 
 
@@ -116,13 +108,13 @@ def test_packed_channel_argmax_is_scheduled():
     "cannot be inlined and the reduction block writes two buffers",
 )
 def test_stock_argmax_is_scheduled():
-    assert _schedule(_prim_func(lambda x: topi.argmax(x, axis=1), shape=(1, 8, 6, 6))) is not None
+    assert _schedule(prim_func_of(lambda x: topi.argmax(x, axis=1), shape=(1, 8, 6, 6))) is not None
 
 
 def test_adaptive_pool_with_varying_windows_is_declined():
     """7x7 to 3x3: each output has its own window, a nested block
     (dl.adreno.VaryingWindowPool2D's)."""
-    func = _prim_func(
+    func = prim_func_of(
         lambda x: topi.nn.adaptive_pool(x, (3, 3), "avg", layout="NCHW4c"), shape=(1, 4, 7, 7, 4)
     )
     assert _schedule(func) is None
@@ -136,8 +128,8 @@ def test_contraction_is_declined():
 
 
 def test_layout_transform_and_elementwise_are_declined():
-    assert _schedule(_prim_func(lambda x: topi.layout_transform(x, "NCHW4c", "NCHW"))) is None
-    assert _schedule(_prim_func(topi.nn.relu)) is None
+    assert _schedule(prim_func_of(lambda x: topi.layout_transform(x, "NCHW4c", "NCHW"))) is None
+    assert _schedule(prim_func_of(topi.nn.relu)) is None
 
 
 def test_pooling_with_a_prelu_epilogue_is_one_kernel():
@@ -210,7 +202,7 @@ def test_pad_after_a_short_pooling_runs_at_the_pad_outputs():
     """The pad covers more outputs than the pooling (4 x 4 x 16 against 4 x 4 x 8): one thread
     per padded output, the pooling computed in the thread, guarded off for the zero channels,
     and no threads sharing a window (the generic rules reduced 4 elements with 256 threads)."""
-    func = _schedule(_prim_func(_nhwc_pool_then_channel_pad, shape=(1, 8, 8, 8)))
+    func = _schedule(prim_func_of(_nhwc_pool_then_channel_pad, shape=(1, 8, 8, 8)))
     assert func is not None
     assert thread_extents(func) == {"blockIdx.x": 4, "threadIdx.x": 64}
     blocks = _blocks_under_threads(func)
@@ -258,7 +250,7 @@ def test_long_reduction_before_another_domain_is_declined():
     def _mean_then_broadcast(x):
         return topi.multiply(x, topi.sum(x, axis=[1, 2], keepdims=True))
 
-    assert _schedule(_prim_func(_mean_then_broadcast, shape=(1, 8, 8, 8))) is None
+    assert _schedule(prim_func_of(_mean_then_broadcast, shape=(1, 8, 8, 8))) is None
 
 
 if __name__ == "__main__":

@@ -22,20 +22,12 @@ import pytest
 
 import tvm
 import tvm.testing
-from tvm import te, topi
+from tvm import topi
 from tvm.s_tir import dlight as dl
 
-from adreno_schedule_testing import thread_extents, vectorized_extents
+from adreno_schedule_testing import PACKED, prim_func_of, thread_extents, vectorized_extents
 
 TARGET = tvm.target.Target("qcom/adreno-opencl-texture")
-PACKED = (1, 4, 8, 8, 4)
-
-
-def _prim_func(compute, shape=PACKED, dtype="float32"):
-    data = te.placeholder(shape, dtype, name="x")
-    out = compute(data)
-    outs = list(out) if isinstance(out, (list, tuple)) else [out]
-    return te.create_prim_func([data, *outs])
 
 
 def _schedule(func):
@@ -44,7 +36,7 @@ def _schedule(func):
 
 
 def _adaptive(kind, shape=(1, 4, 7, 7, 4), layout="NCHW4c"):
-    return _prim_func(lambda x: topi.nn.adaptive_pool(x, (3, 3), kind, layout=layout), shape)
+    return prim_func_of(lambda x: topi.nn.adaptive_pool(x, (3, 3), kind, layout=layout), shape)
 
 
 @pytest.mark.parametrize("kind", ["avg", "max"])
@@ -74,12 +66,12 @@ def test_unpacked_varying_windows_have_no_lane_vector():
 )
 def test_fixed_window_reductions_are_declined(compute):
     """One window for every output: dl.adreno.Reduction's workloads."""
-    assert _schedule(_prim_func(compute)) is None
+    assert _schedule(prim_func_of(compute)) is None
 
 
 def test_elementwise_and_layout_transform_are_declined():
-    assert _schedule(_prim_func(topi.nn.relu)) is None
-    assert _schedule(_prim_func(lambda x: topi.layout_transform(x, "NCHW4c", "NCHW"))) is None
+    assert _schedule(prim_func_of(topi.nn.relu)) is None
+    assert _schedule(prim_func_of(lambda x: topi.layout_transform(x, "NCHW4c", "NCHW"))) is None
 
 
 if __name__ == "__main__":

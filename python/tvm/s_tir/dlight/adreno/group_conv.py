@@ -142,15 +142,9 @@ class GroupConv2d(AdrenoScheduleRule):
         _: bool,
     ) -> s_tir.Schedule | None:
         """Schedule ``func`` when it holds a channel-blocked grouped convolution, else None."""
-        if not isinstance(func, tirx.PrimFunc | s_tir.Schedule) or not self.is_target_available(
-            target
-        ):
+        sch = self.schedule_of(func, target)
+        if sch is None:
             return None
-        if isinstance(func, tirx.PrimFunc):
-            sch = s_tir.Schedule(func)
-            sch.work_on("main")
-        else:
-            sch = func
 
         blocks = sch.get_child_blocks(analysis.get_root_block(sch, sch.func_working_on))
         conv = self._conv_block(sch, blocks)

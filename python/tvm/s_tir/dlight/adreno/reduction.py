@@ -44,7 +44,7 @@ from tvm import s_tir, tirx
 from tvm.target import Target
 from tvm.topi.adreno.utils import CHANNEL_BLOCK
 
-from ..analysis.common_analysis import get_sblockrealize
+from ..analysis.common_analysis import get_sblock_info, get_sblockrealize
 from .base import AdrenoScheduleRule
 from .config import ReductionConfig
 
@@ -75,7 +75,7 @@ class Reduction(AdrenoScheduleRule):
         sch = s_tir.Schedule(func)
         root = sch.get_sblock(name="root", func_name="main")
         blocks = sch.get_child_blocks(root)
-        reduce_blocks = [b for b in blocks if self._is_reduction(sch.get(b))]
+        reduce_blocks = [b for b in blocks if get_sblock_info(sch, b).is_reduction()]
         if len(reduce_blocks) != 1:
             return None
         block = reduce_blocks[0]
@@ -129,10 +129,6 @@ class Reduction(AdrenoScheduleRule):
         else:
             self._schedule_split(sch, block, spatial, reduction, lane, epilogue, config)
         return sch
-
-    @staticmethod
-    def _is_reduction(block: "s_tir.SBlock") -> bool:
-        return any(iv.iter_type == tirx.IterVar.CommReduce for iv in block.iter_vars)
 
     @staticmethod
     def _position(sch: s_tir.Schedule, blocks, block) -> int:
@@ -196,7 +192,7 @@ class Reduction(AdrenoScheduleRule):
         before a residual add), else None."""
         last = blocks[-1]
         stmt = sch.get(last)
-        if last.same_as(block) or Reduction._is_reduction(stmt):
+        if last.same_as(block) or get_sblock_info(sch, last).is_reduction():
             return None
         points = Reduction._spatial_points(stmt)
         if points is None or points == Reduction._spatial_points(sch.get(block)):

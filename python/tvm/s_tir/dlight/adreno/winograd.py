@@ -136,15 +136,9 @@ class Winograd(AdrenoScheduleRule):
         _: bool,
     ) -> s_tir.Schedule | None:
         """Schedule ``func`` when it holds exactly one Winograd stage, else None."""
-        if not isinstance(func, tirx.PrimFunc | s_tir.Schedule) or not self.is_target_available(
-            target
-        ):
+        sch = self.schedule_of(func, target)
+        if sch is None:
             return None
-        if isinstance(func, tirx.PrimFunc):
-            sch = s_tir.Schedule(func)
-            sch.work_on("main")
-        else:
-            sch = func
 
         root = analysis.get_root_block(sch, sch.func_working_on)
         found = [(b, schedule_rule_of(sch, b)) for b in sch.get_child_blocks(root)]

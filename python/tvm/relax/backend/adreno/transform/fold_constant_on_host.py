@@ -45,6 +45,8 @@ from tvm.ir import Op
 from tvm.relax.transform import function_pass
 from tvm.relax.utils import get_static_shape
 
+from .utils import with_functions
+
 _CONSTANT_TYPE = type(relax.const(0.0))
 
 
@@ -245,9 +247,4 @@ class FoldConstantIfFoldable:  # pylint: disable=too-few-public-methods
             pruned = relax.analysis.remove_all_unused(func)
             if not pruned.same_as(func):
                 updates[gvar] = pruned
-        if not updates:
-            return mod
-        mod = mod.clone()
-        for gvar, func in updates.items():
-            mod.update_func(gvar, func)
-        return mod
+        return with_functions(mod, updates)

@@ -41,6 +41,8 @@ import tvm
 from tvm import relax, tirx
 from tvm.topi.adreno.utils import CHANNEL_BLOCK
 
+from .utils import with_functions
+
 # OpPatternKind (include/tvm/relax/op_attr_types.h): a reduction alone is kCommReduce, a
 # reduction with an elementwise epilogue (the division of a mean) kOutEWiseFusable.
 _INJECTIVE = 2
@@ -108,12 +110,7 @@ def _with_patterns(mod: tvm.IRModule, patterns: Dict[str, int]) -> tvm.IRModule:
     for gvar, func in mod.functions_items():
         if gvar.name_hint in patterns and isinstance(func, tirx.PrimFunc):
             updates[gvar] = func.with_attr("op_pattern", patterns[gvar.name_hint])
-    if not updates:
-        return mod
-    mod = mod.clone()
-    for gvar, func in updates.items():
-        mod.update_func(gvar, func)
-    return mod
+    return with_functions(mod, updates)
 
 
 @tvm.transform.module_pass(opt_level=0, name="AnnotateReductionMemoryScope")

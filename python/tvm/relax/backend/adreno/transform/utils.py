@@ -16,7 +16,7 @@
 # under the License.
 """Helpers shared by the Adreno Relax passes."""
 
-from typing import Callable, Optional
+from typing import Callable, Dict, Optional
 
 import tvm
 from tvm import relax
@@ -32,6 +32,32 @@ BINARY_BROADCAST_OPS = (
     "relax.minimum",
     "relax.power",
 )
+
+
+def with_functions(
+    mod: tvm.IRModule, updates: Dict[tvm.ir.GlobalVar, tvm.ir.BaseFunc]
+) -> tvm.IRModule:
+    """``mod`` with some of its functions replaced.
+
+    Parameters
+    ----------
+    mod : tvm.IRModule
+        The module; it is not changed.
+    updates : Dict[tvm.ir.GlobalVar, tvm.ir.BaseFunc]
+        The new function of each global to replace.
+
+    Returns
+    -------
+    mod : tvm.IRModule
+        ``mod`` itself when ``updates`` is empty (so that an unchanged module stays the same
+        object), else a copy holding the new functions.
+    """
+    if not updates:
+        return mod
+    mod = mod.clone()
+    for gvar, func in updates.items():
+        mod.update_func(gvar, func)
+    return mod
 
 
 def rewrite_relax_functions(
