@@ -542,6 +542,10 @@ def startup(bundle, meta, repeat, workdir):
     return results
 
 
+class CheckSkipped(Exception):
+    """A runtime check that the bundle cannot run; its message says why."""
+
+
 def checks(sess, bundle, metas, refs, workdir):
     """Runtime checks without the compiler: image round trips per scope, copies, a texture conv
     vs the CPU reference, export/load, precompiled programs, program cache cold/warm."""
@@ -553,6 +557,8 @@ def checks(sess, bundle, metas, refs, workdir):
         try:
             detail = fn() or ""
             rows.append(dict(check=name, result="pass", detail=detail))
+        except CheckSkipped as why:
+            rows.append(dict(check=name, result="skip", detail=str(why)))
         except Exception as err:  # pylint: disable=broad-except
             rows.append(dict(check=name, result="FAIL", detail=one_line(err)))
 
@@ -609,10 +615,15 @@ def checks(sess, bundle, metas, refs, workdir):
 
     def _precompiled():
         meta = next(
-            m
-            for m in metas
-            if m["config"] == "a" and m.get("ok") and m["model"].startswith("layer:")
+            (
+                m
+                for m in metas
+                if m["config"] == "a" and m.get("ok") and m["model"].startswith("layer:")
+            ),
+            None,
         )
+        if meta is None:
+            raise CheckSkipped("the bundle holds no layer built for configuration (a)")
         data = bench_inputs.make_inputs(meta["params"], meta["seed"])
         first = ModelRun(sess, bundle, meta, data)
         out1 = first.run()[0].numpy()
@@ -872,10 +883,11 @@ def write_checks(sess, args, refs: dict) -> None:
     rows = checks(sess, args.bundle, metas, refs, args.out)
     write_csv(args.out / "checks.csv", CHECK_FIELDS, rows)
     npass = sum(r["result"] == "pass" for r in rows)
-    log(f"runtime checks: {npass} passed, {len(rows) - npass} failed")
+    nskip = sum(r["result"] == "skip" for r in rows)
+    log(f"runtime checks: {npass} passed, {len(rows) - npass - nskip} failed, {nskip} skipped")
     for row in rows:
         if row["result"] != "pass":
-            log(f"  FAIL {row['check']}: {row['detail']}")
+            log(f"  {row['result'].upper()} {row['check']}: {row['detail']}")
 
 
 def startup_rows(args, stem: str, meta: dict, work: str):
