@@ -25,13 +25,12 @@ import os
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
 import tvm
 import tvm.testing
-from tvm.script import ir as I
-from tvm.script import relax as R
+
+from opencl_testing import ElementwiseChain
 
 RUN_SCRIPT = r"""
 import json, sys
@@ -57,23 +56,11 @@ print("RESULT " + json.dumps({"sum": float(out.sum()), "stats": stats, "dir": ca
 """
 
 
-@I.ir_module
-class ThreeKernels:
-    @R.function
-    def main(x: R.Tensor((4, 64), "float32"), y: R.Tensor((4, 64), "float32")):
-        with R.dataflow():
-            z = R.add(x, y)
-            s = R.sum(z, axis=1, keepdims=True)
-            o = R.multiply(z, s)
-            R.output(o)
-        return o
-
-
 @pytest.fixture(name="model_path", scope="module")
 def fixture_model_path(tmp_path_factory):
     if not tvm.opencl(0).exist:
         pytest.skip("no OpenCL device: tvm.opencl(0).exist is False")
-    exe = tvm.compile(ThreeKernels, target=tvm.target.Target("opencl", host="llvm"))
+    exe = tvm.compile(ElementwiseChain, target=tvm.target.Target("opencl", host="llvm"))
     path = tmp_path_factory.mktemp("model") / "model.so"
     exe.export_library(str(path))
     return str(path)
@@ -81,16 +68,26 @@ def fixture_model_path(tmp_path_factory):
 
 def _run(model_path, cache_dir, tmp_path, **extra_env):
     pocl = tmp_path / f"pocl-{len(list(tmp_path.glob('pocl-*')))}"
-    env = dict(os.environ, TVM_OPENCL_CACHE_DIR=str(cache_dir), POCL_CACHE_DIR=str(pocl),
-               TVM_USE_RUNTIME_LIB="1")
+    env = dict(
+        os.environ,
+        TVM_OPENCL_CACHE_DIR=str(cache_dir),
+        POCL_CACHE_DIR=str(pocl),
+        TVM_USE_RUNTIME_LIB="1",
+    )
     env.update(extra_env)
     for name in [k for k, v in env.items() if v is None]:
         del env[name]
-    proc = subprocess.run([sys.executable, "-c", RUN_SCRIPT, model_path], env=env,
-                          capture_output=True, text=True, timeout=600, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", RUN_SCRIPT, model_path],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     line = [l for l in proc.stdout.splitlines() if l.startswith("RESULT ")][-1]
-    result = json.loads(line[len("RESULT "):])
+    result = json.loads(line[len("RESULT ") :])
     result["stderr"] = proc.stderr
     return result
 
@@ -161,7 +158,9 @@ def test_unwritable_cache_folder_degrades(model_path, tmp_path):
 
 def test_read_only_cache_folder_degrades(model_path, tmp_path):
     if os.geteuid() == 0:
-        pytest.skip("running as root: file permissions do not stop writes (covered by the unwritable folder test)")
+        pytest.skip(
+            "running as root: file permissions do not stop writes (covered by the unwritable folder test)"
+        )
     cache = tmp_path / "ro"
     cache.mkdir()
     cache.chmod(0o500)

@@ -86,8 +86,16 @@ def test_every_truncation_fails_cleanly():
         (_module_bytes(names=("wrong_name",)), "has no source unit"),
         (_module_bytes(names=("add_kernel", "add_kernel")), "appears twice"),
     ],
-    ids=["count-too-big", "count-huge", "length-huge", "format", "trailing", "kernel-count",
-         "kernel-name", "duplicate"],
+    ids=[
+        "count-too-big",
+        "count-huge",
+        "length-huge",
+        "format",
+        "trailing",
+        "kernel-count",
+        "kernel-name",
+        "duplicate",
+    ],
 )
 def test_malformed_bytes_raise_clear_errors(data, message):
     with pytest.raises(ValueError, match=message):
@@ -133,8 +141,7 @@ def test_huge_string_length_in_entry():
         _loader()(bytes(data))
 
 
-FUZZ_SCRIPT = textwrap.dedent(
-    """
+FUZZ_SCRIPT = textwrap.dedent("""
     import sys, struct
     import atheris
     with atheris.instrument_imports():
@@ -166,8 +173,7 @@ FUZZ_SCRIPT = textwrap.dedent(
 
     atheris.Setup([sys.argv[0], "-runs=" + sys.argv[2], "-seed=1234"], one_input)
     atheris.Fuzz()
-    """
-)
+    """)
 
 
 def test_fuzz_module_loader(tmp_path):
@@ -178,7 +184,11 @@ def test_fuzz_module_loader(tmp_path):
     runs = os.environ.get("TVM_OPENCL_FUZZ_RUNS", "3000")
     proc = subprocess.run(
         [sys.executable, str(script), _module_bytes().hex(), runs],
-        capture_output=True, text=True, timeout=600, check=False, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Done" in proc.stderr, proc.stderr[-2000:]

@@ -32,6 +32,8 @@ from tvm import relax
 from tvm.script import ir as I
 from tvm.script import relax as R
 
+from opencl_testing import ElementwiseChain, elementwise_chain_reference
+
 TEXTURE_SCOPES = ["global.texture", "global.texture-nhwc", "global.texture-weight"]
 
 
@@ -39,23 +41,6 @@ TEXTURE_SCOPES = ["global.texture", "global.texture-nhwc", "global.texture-weigh
 def _private_cache(tmp_path, monkeypatch):
     # Each test gets its own program cache so tests never see each other's entries.
     monkeypatch.setenv("TVM_OPENCL_CACHE_DIR", str(tmp_path / "clcache"))
-
-
-@I.ir_module
-class ElementwiseChain:
-    @R.function
-    def main(x: R.Tensor((4, 64), "float32"), y: R.Tensor((4, 64), "float32")):
-        with R.dataflow():
-            z = R.add(x, y)
-            s = R.sum(z, axis=1, keepdims=True)
-            o = R.multiply(z, s)
-            R.output(o)
-        return o
-
-
-def _reference(x, y):
-    z = x + y
-    return z * z.sum(axis=1, keepdims=True)
 
 
 @pytest.fixture(name="generic_exec", scope="module")
@@ -150,7 +135,9 @@ def test_alloc_nd_free_nd(dev):
 
 def test_generic_module_runs(dev, generic_exec):
     x, y = _inputs()
-    tvm.testing.assert_allclose(_run_vm(generic_exec, dev, x, y), _reference(x, y), rtol=1e-5)
+    tvm.testing.assert_allclose(
+        _run_vm(generic_exec, dev, x, y), elementwise_chain_reference(x, y), rtol=1e-5
+    )
 
 
 def test_export_and_load(dev, generic_exec, tmp_path):
@@ -158,7 +145,9 @@ def test_export_and_load(dev, generic_exec, tmp_path):
     generic_exec.export_library(path)
     loaded = tvm.runtime.load_module(path)
     x, y = _inputs(2)
-    tvm.testing.assert_allclose(_run_vm(loaded, dev, x, y), _reference(x, y), rtol=1e-5)
+    tvm.testing.assert_allclose(
+        _run_vm(loaded, dev, x, y), elementwise_chain_reference(x, y), rtol=1e-5
+    )
     kinds = []
 
     def walk(mod):
@@ -190,7 +179,9 @@ def test_precompiled_programs(dev, generic_exec, tmp_path):
     assert len(bytes(blob)) > 8
     second = tvm.runtime.load_module(path)
     _opencl_module(second).get_function("opencl.SetPreCompiledPrograms")(blob)
-    tvm.testing.assert_allclose(_run_vm(second, dev, x, y), _reference(x, y), rtol=1e-5)
+    tvm.testing.assert_allclose(
+        _run_vm(second, dev, x, y), elementwise_chain_reference(x, y), rtol=1e-5
+    )
     with pytest.raises(Exception, match="Malformed OpenCL precompiled programs"):
         _opencl_module(second).get_function("opencl.SetPreCompiledPrograms")(bytes(blob)[:-3])
 
@@ -205,7 +196,7 @@ def test_two_threads_one_module(dev, generic_exec):
             vm = relax.VirtualMachine(generic_exec, dev)
             for _ in range(25):
                 out = vm["main"](tvm.runtime.tensor(x, dev), tvm.runtime.tensor(y, dev)).numpy()
-                tvm.testing.assert_allclose(out, _reference(x, y), rtol=1e-5)
+                tvm.testing.assert_allclose(out, elementwise_chain_reference(x, y), rtol=1e-5)
         except Exception as err:  # pylint: disable=broad-except
             errors.append(err)
 
