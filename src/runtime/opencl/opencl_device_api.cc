@@ -66,31 +66,41 @@ std::string VersionNumber(const std::string& version) {
   return number;
 }
 
-void WriteImageFromHost(cl_command_queue q, const MemObject& img, const void* src, size_t n) {
-  if (n != img.image.TightBytes()) {
-    TVM_FFI_THROW(ValueError) << "OpenCL: host tensor of " << n << " bytes does not match an image"
-                              << " of " << img.image.TightBytes() << " bytes";
-  }
+// The whole of `img` as one copy: origin, region and pitches, after checking that the host
+// side of the copy holds exactly the image's tight bytes.
+struct WholeImageCopy {
   size_t origin[3] = {0, 0, 0};
-  size_t region[3] = {img.image.width, img.image.height, img.image.depth};
-  size_t row = img.image.RowBytes();
+  size_t region[3];
+  size_t row_pitch;
+  size_t slice_pitch;
+
+  WholeImageCopy(const MemObject& img, size_t host_bytes)
+      : region{img.image.width, img.image.height, img.image.depth},
+        row_pitch(img.image.RowBytes()),
+        slice_pitch(img.image.RowBytes() * img.image.height) {
+    if (host_bytes != img.image.TightBytes()) {
+      TVM_FFI_THROW(ValueError) << "OpenCL: host tensor of " << host_bytes
+                                << " bytes does not match an image of " << img.image.TightBytes()
+                                << " bytes";
+    }
+  }
+};
+
+void WriteImageFromHost(cl_command_queue q, const MemObject& img, const void* src, size_t n) {
+  WholeImageCopy copy(img, n);
   CommandEvent event(Platforms::Global()->Get(img.device_id), "write host->image");
   TVM_CL_CALL(EnqueueWriteImage, "copying host data into an image", q, img.mem.get(), CL_TRUE,
-              origin, region, row, row * img.image.height, src, 0, nullptr, event.out());
+              copy.origin, copy.region, copy.row_pitch, copy.slice_pitch, src, 0, nullptr,
+              event.out());
   Count(Counter::kHostDeviceCopies);
 }
 
 void ReadImageToHost(cl_command_queue q, const MemObject& img, void* dst, size_t n) {
-  if (n != img.image.TightBytes()) {
-    TVM_FFI_THROW(ValueError) << "OpenCL: host tensor of " << n << " bytes does not match an image"
-                              << " of " << img.image.TightBytes() << " bytes";
-  }
-  size_t origin[3] = {0, 0, 0};
-  size_t region[3] = {img.image.width, img.image.height, img.image.depth};
-  size_t row = img.image.RowBytes();
+  WholeImageCopy copy(img, n);
   CommandEvent event(Platforms::Global()->Get(img.device_id), "read image->host");
   TVM_CL_CALL(EnqueueReadImage, "copying an image to host memory", q, img.mem.get(), CL_TRUE,
-              origin, region, row, row * img.image.height, dst, 0, nullptr, event.out());
+              copy.origin, copy.region, copy.row_pitch, copy.slice_pitch, dst, 0, nullptr,
+              event.out());
   Count(Counter::kHostDeviceCopies);
 }
 
