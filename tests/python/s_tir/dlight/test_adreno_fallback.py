@@ -109,35 +109,5 @@ def test_data_padding_is_not_inlined_by_the_epilogue_helper():
     assert sch.get(left).name_hint == "conv2d_data_pad"
 
 
-def _inline_all(func):
-    sch = s_tir.Schedule(func)
-    dl.adreno.Fallback.schedule_inline_blocks(sch, sch.get_child_blocks(sch.get_sblock("root")))
-    return sch.mod["main"]
-
-
-def test_data_pad_analysis_is_asked_only_of_conditional_blocks(monkeypatch):
-    """The buffer analysis of ``is_data_pad`` runs for the conv's input pad (its value is an
-    if-then-else) and for none of the five blocks of a hard-swish epilogue; the blocks inlined
-    are those the full analysis of every block gives."""
-    func = only(fused_prim_funcs((1, 4, 8, 8, 4), (8, 16, 3, 3, 4), epilogue=_hard_swish))
-    full_analysis = dl.analysis.SBlockInfo.is_data_pad
-    with monkeypatch.context() as patch:
-        patch.setattr(
-            dl.adreno.Fallback,
-            "_is_data_pad",
-            staticmethod(lambda sch, blk, block_info: full_analysis(block_info, sch)),
-        )
-        expected = _inline_all(func)
-    asked = []
-
-    def counted(block_info, sch):
-        asked.append(block_info.name)
-        return full_analysis(block_info, sch)
-
-    monkeypatch.setattr(dl.analysis.SBlockInfo, "is_data_pad", counted)
-    tvm.ir.assert_structural_equal(_inline_all(func), expected)
-    assert asked == ["conv2d_data_pad"]
-
-
 if __name__ == "__main__":
     tvm.testing.main()
