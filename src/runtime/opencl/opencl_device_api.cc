@@ -77,7 +77,7 @@ struct WholeImageCopy {
   WholeImageCopy(const MemObject& img, size_t host_bytes)
       : region{img.image.width, img.image.height, img.image.depth},
         row_pitch(img.image.RowBytes()),
-        slice_pitch(img.image.RowBytes() * img.image.height) {
+        slice_pitch(row_pitch * img.image.height) {
     if (host_bytes != img.image.TightBytes()) {
       TVM_FFI_THROW(ValueError) << "OpenCL: host tensor of " << host_bytes
                                 << " bytes does not match an image of " << img.image.TightBytes()
