@@ -22,7 +22,9 @@ make a second compile of the same module see a half-lowered graph).  Then the wh
 ``tvm.compile`` leaves the module unchanged, and compiling it again, for the texture target or
 for the generic OpenCL target, gives the kernels a compile of a pristine copy gives.  The
 module mixes the ops the Adreno passes rewrite: conv2d, depthwise and grouped conv,
-conv2d_transpose, batch and layer norm, clip, pooling, a channel reduction, softmax, dense.
+conv2d_transpose, batch and layer norm, clip, pooling, a channel reduction, softmax, dense;
+once with its weights as parameters and once with them bound as constants (constants are
+nodes a pass can reach from both modules).
 """
 
 import pytest
@@ -56,6 +58,21 @@ def _mixed(nb: tt.NetBuilder):
     return logits, mean_c
 
 
+def _network(weights: str, rng) -> tvm.IRModule:
+    """The mixed module, its weights parameters or (``bound``) random constants."""
+    mod = tt.build_network(_mixed, "float32")
+    if weights == "params":
+        return mod
+    values = {
+        param.name: rng.uniform(-1, 1, [int(d) for d in param.ty.shape]).astype(str(param.ty.dtype))
+        for param in mod["main"].params[1:]
+    }
+    return relax.transform.BindParams("main", values)(mod)
+
+
+WEIGHTS = pytest.mark.parametrize("weights", ["params", "bound"])
+
+
 def _snapshot(mod: tvm.IRModule) -> tvm.IRModule:
     return tvm.ir.load_json(tvm.ir.save_json(mod))
 
@@ -69,10 +86,11 @@ def _texture_pass_list(target):
     )
 
 
-def test_no_adreno_pass_edits_its_input():
+@WEIGHTS
+def test_no_adreno_pass_edits_its_input(weights, rng):
     """Each pass of the texture pipeline, one at a time, leaves its input as it was."""
     target = tt.texture_target()
-    mod = tt.build_network(_mixed, "float32")
+    mod = _network(weights, rng)
     with target:
         for pipeline_pass in _texture_pass_list(target):
             before = _snapshot(mod)
@@ -91,10 +109,11 @@ def _generic_build(mod):
     return tvm.compile(mod, target=tvm.target.Target("opencl", host="llvm"))
 
 
-def test_compile_leaves_module_unchanged_and_repeats():
+@WEIGHTS
+def test_compile_leaves_module_unchanged_and_repeats(weights, rng):
     """tvm.compile for the texture target leaves ``mod`` as it was; compiling it again for the
     texture target and for the generic OpenCL target gives the kernels of a pristine copy."""
-    mod = tt.build_network(_mixed, "float32")
+    mod = _network(weights, rng)
     pristine = _snapshot(mod)
     first = tt.build_texture(mod)
     tvm.ir.assert_structural_equal(mod, pristine)

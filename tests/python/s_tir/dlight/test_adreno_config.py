@@ -90,8 +90,9 @@ RELU_PIXELS = 8 * 8 * 8
 
 
 def _nchw_to_nchw4c_prim_func():
-    """The legalized PrimFunc of an NCHW -> NCHW4c ``R.layout_transform``."""
-    x = relax.Var("x", relax.TensorType((1, 32, 8, 8), "float32"))
+    """The legalized PrimFunc of an NCHW -> NCHW4c ``R.layout_transform`` of 8 x 32 x 8
+    work items (channel blocks x rows x 4-column vectors): a multiple of every group size."""
+    x = relax.Var("x", relax.TensorType((1, 32, 32, 32), "float32"))
     builder = relax.BlockBuilder()
     with builder.function("main", [x]):
         with builder.dataflow():

@@ -18,7 +18,9 @@
 """Tests of dlight.adreno.LayoutTransform: layout transforms between NCHW, NHWC and NCHW4c
 read and write vectors, static or symbolic; other workloads are declined."""
 
+import numpy as np
 import pytest
+import tvm_ffi
 
 import tvm
 import tvm.testing
@@ -53,16 +55,39 @@ def _nhwc_to_nchw4c(n, h, w, c):
     return (n, c // 4, h, w, c % 4)
 
 
+def _oihw_to_oihw4o(o, i, h, w):
+    return (o // 4, i, h, w, o % 4)
+
+
 def _schedule(func):
     sch = dl.adreno.LayoutTransform().apply(func, TARGET, False)
     return None if sch is None else sch.mod["main"]
 
 
+def _is_true(predicate):
+    return isinstance(predicate, tirx.IntImm) and predicate.value == 1
+
+
+def _bound_checks(func):
+    """The predicates of the blocks of ``func`` that are not constant true."""
+    found = []
+    tvm_ffi.structural_walk(
+        func,
+        [
+            (
+                tvm.s_tir.SBlockRealize,
+                lambda r: None if _is_true(r.predicate) else found.append(r),
+            )
+        ],
+    )
+    return found
+
+
 def test_nchw_into_texture_writes_whole_pixels():
-    """16 x 8 x 8 elements into 4 x 8 x 8 pixels: 256 threads per group, the pixel's 4 lanes
-    staged and stored as one vector."""
-    func = _schedule(_legalized_transform((1, 16, 8, 8), _nchw_to_nchw4c))
-    assert thread_extents(func)["threadIdx.x"] == 256
+    """16 x 32 x 32 elements into 4 x 32 x 32 pixels: groups of 256 threads, each thread
+    reading 4 columns of each of 4 channels and storing 4 pixels of 4 lanes as vectors."""
+    func = _schedule(_legalized_transform((1, 16, 32, 32), _nchw_to_nchw4c))
+    assert thread_extents(func) == {"blockIdx.x": 4, "threadIdx.x": 256}
     assert 4 in vectorized_extents(func)
 
 
@@ -72,6 +97,43 @@ def test_nhwc_into_texture_is_scheduled(dtype):
     func = _schedule(_legalized_transform((1, 8, 8, 16), _nhwc_to_nchw4c, dtype))
     assert thread_extents(func)["threadIdx.x"] == 256
     assert 4 in vectorized_extents(func)
+
+
+@pytest.mark.parametrize(
+    "shape, group",
+    [
+        ((32, 3, 3, 3), 216),  # 8 x 3 x 3 x 3 pixels: one group of them all
+        ((32, 4, 3, 3), 144),  # 288 pixels: two groups of 144
+        ((64, 5, 3, 3), 240),  # 720 pixels: three groups of 240
+    ],
+)
+def test_weight_transform_groups_divide_the_pixels(shape, group):
+    """Work groups that divide the output pixels: no bound check in the kernel."""
+    func = _schedule(_legalized_transform(shape, _oihw_to_oihw4o))
+    assert thread_extents(func)["threadIdx.x"] == group
+    assert not _bound_checks(func)
+
+
+def test_pixels_without_a_divisor_keep_the_bound_check():
+    """263 pixels (a prime): groups of 256, the last one checked."""
+    func = _schedule(_legalized_transform((1, 4, 263, 1), _nchw_to_nchw4c))
+    assert thread_extents(func)["threadIdx.x"] == 256
+    assert _bound_checks(func)
+
+
+@pytest.mark.skipif(not tvm.opencl(0).exist, reason="needs an OpenCL device")
+@pytest.mark.parametrize("shape", [(32, 4, 3, 3), (4, 1, 263, 1)], ids=["divided", "checked"])
+def test_scheduled_transform_matches_numpy(shape):
+    """Whole groups and a checked last group move every element where the index map says."""
+    func = _schedule(_legalized_transform(shape, _oihw_to_oihw4o))
+    func = func.with_attr("global_symbol", "main")
+    lib = tvm.compile(tvm.IRModule({"main": func}), target=tvm.target.Target("opencl", "llvm"))
+    device = tvm.opencl(0)
+    data = np.random.uniform(-1, 1, shape).astype("float32")
+    expected = data.reshape(shape[0] // 4, 4, *shape[1:]).transpose(0, 2, 3, 4, 1)
+    out = tvm.runtime.empty(expected.shape, "float32", device)
+    lib["main"](tvm.runtime.tensor(data, device), out)
+    np.testing.assert_array_equal(out.numpy(), expected)
 
 
 def test_symbolic_width_is_scheduled():

@@ -385,7 +385,8 @@ class LayoutTransformConfig(RuleConfig):
     Parameters
     ----------
     threads : int
-        Work-group size over the fused (vectorized) output elements.
+        Largest work-group size over the fused (vectorized) output elements; a group from half
+        of it up that divides them is taken when there is one, so that no group is checked.
     """
 
     THREAD_KNOBS: ClassVar[Tuple[str, ...]] = ("threads",)

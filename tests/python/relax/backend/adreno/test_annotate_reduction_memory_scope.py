@@ -18,6 +18,8 @@
 """Tests of AnnotateReductionMemoryScope: a reduction over packed tensors lets its producer
 write a texture, which AnnotateCustomMemoryScope alone refuses."""
 
+import numpy as np
+
 import tvm
 import tvm.testing
 from tvm import relax
@@ -41,6 +43,21 @@ class ConvThenMean:
         with R.dataflow():
             conv = R.nn.conv2d(x, w)
             y = R.mean(conv, axis=[2, 3], keepdims=True)
+            R.output(y)
+        return y
+
+
+@I.ir_module
+class ConvMeanBias:
+    @R.function
+    def main(
+        x: R.Tensor((1, 8, 8, 8), "float32"),
+        w: R.Tensor((8, 8, 1, 1), "float32"),
+        b: R.Tensor((1, 8, 1, 1), "float32"),
+    ) -> R.Tensor((1, 8, 1, 1), "float32"):
+        with R.dataflow():
+            conv = R.nn.conv2d(x, w)
+            y = R.add(R.mean(conv, axis=[2, 3], keepdims=True), b)
             R.output(y)
         return y
 
@@ -72,6 +89,36 @@ def test_conv_feeding_a_reduction_writes_a_texture():
     assert _conv_scope(theirs) == ["global"]
     (scope,) = _conv_scope(ours)
     assert scope.startswith("global.texture")
+
+
+def _constants(mod):
+    found = []
+
+    def _visit(expr):
+        if isinstance(expr, tvm.ir.GenericConst):
+            found.append(expr)
+
+    relax.analysis.post_order_visit(mod["main"], _visit)
+    return found
+
+
+def test_constants_of_the_input_are_left_as_they_were():
+    """The C++ pass gives a constant argument its vdevice in the constant's own node; the
+    module given to the pass keeps its constants untouched."""
+    bias = np.random.uniform(-1, 1, (1, 8, 1, 1)).astype("float32")
+    mod = _before_annotation(relax.transform.BindParams("main", {"b": bias})(ConvMeanBias))
+    snapshot = tvm.ir.load_json(tvm.ir.save_json(mod))
+    with TARGET:
+        annotated = AnnotateReductionMemoryScope(TARGET)(mod)
+    tvm.ir.assert_structural_equal(mod, snapshot)
+    (given,) = _constants(mod)
+    assert given.ty.vdevice is None
+    (planned,) = _constants(annotated)
+    assert planned.ty.vdevice is not None
+    # The bias in NCHW4c, as the layout pass folded it; the tensor is shared, not copied.
+    packed = bias.reshape(1, 2, 4, 1, 1).transpose(0, 1, 3, 4, 2)
+    np.testing.assert_array_equal(planned.value.numpy(), packed)
+    assert planned.value.same_as(given.value)
 
 
 def test_reduction_keeps_its_op_pattern():

@@ -41,7 +41,7 @@ import tvm
 from tvm import relax, tirx
 from tvm.topi.adreno.utils import CHANNEL_BLOCK
 
-from .utils import with_functions
+from .utils import with_functions, with_private_constants
 
 # OpPatternKind (include/tvm/relax/op_attr_types.h): a reduction alone is kCommReduce, a
 # reduction with an elementwise epilogue (the division of a mean) kOutEWiseFusable.
@@ -142,5 +142,7 @@ class AnnotateReductionMemoryScope:  # pylint: disable=too-few-public-methods
 
         patterns = _texture_reductions(mod, self.target)
         mod = _with_patterns(mod, {name: _INJECTIVE for name in patterns})
-        mod = AnnotateCustomMemoryScope(self.target)(mod)
+        # The C++ pass sets the vdevice of a constant argument in the constant's own node:
+        # without copies it would edit the constants of the module given to the pipeline.
+        mod = AnnotateCustomMemoryScope(self.target)(with_private_constants(mod))
         return _with_patterns(mod, patterns)
