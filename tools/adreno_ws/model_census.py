@@ -162,7 +162,7 @@ def _static_dims(buffer_shape) -> List[int] | None:
 def _reason_of(prim_func, limits, channel_axis: int) -> str:
     """Why a PrimFunc whose parameters are all buffers stays there (a key of REASONS)."""
     # pylint: disable=import-outside-toplevel
-    from tvm.relax.backend.adreno.transform.texture_scope import choose_texture_scope
+    from tvm.relax.backend.adreno.transform.balance_texture_scope import choose_texture_scope
 
     shapes = []
     for param in prim_func.params:
@@ -191,7 +191,7 @@ def buffer_reasons(lowered_mod, target, channel_axis: int = 1) -> List[Dict[str,
     ``channel_axis``: the model's channel axis in 4-D tensors (1 for NCHW, 3 for NHWC)."""
     # pylint: disable=import-outside-toplevel
     from tvm import tirx
-    from tvm.relax.backend.adreno.transform.texture_scope import TextureLimits
+    from tvm.relax.backend.adreno.transform.balance_texture_scope import TextureLimits
 
     limits = TextureLimits.from_target(target)
     calls: Dict[str, int] = {}

@@ -25,7 +25,7 @@ the float32 LLVM build of the unpadded module.
 import pytest
 
 from tvm import relax
-from tvm.relax.backend.adreno.transform.conv_channel_padding import PadConvChannels
+from tvm.relax.backend.adreno.transform.pad_conv_channels import PadConvChannels
 
 import texture_testing as tt
 

@@ -30,7 +30,7 @@ import pytest
 
 import tvm
 from tvm import relax
-from tvm.relax.backend.adreno.transform.broadcast_rank import AlignBroadcastRank
+from tvm.relax.backend.adreno.transform.align_broadcast_rank import AlignBroadcastRank
 
 import texture_testing as tt
 

@@ -30,7 +30,7 @@ import pytest
 
 import tvm
 from tvm import relax
-from tvm.relax.backend.adreno.transform.channel_norm_layout import LegalizeChannelNorms
+from tvm.relax.backend.adreno.transform.legalize_channel_norms import LegalizeChannelNorms
 
 import texture_testing as tt
 

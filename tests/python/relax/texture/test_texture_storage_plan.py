@@ -32,7 +32,7 @@ import pytest
 import tvm
 from tvm import relax
 from tvm.relax.backend.adreno.transform import LowerVDeviceCopy, PlanTextureStorage
-from tvm.relax.backend.adreno.transform.vdevice_copy import COPY_FUNC
+from tvm.relax.backend.adreno.transform.lower_vdevice_copy import COPY_FUNC
 from tvm.relax.op import vm as vm_op
 
 import texture_testing as tt

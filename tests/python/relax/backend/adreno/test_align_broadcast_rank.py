@@ -20,7 +20,7 @@
 import tvm
 import tvm.testing
 from tvm import relax
-from tvm.relax.backend.adreno.transform.broadcast_rank import AlignBroadcastRank
+from tvm.relax.backend.adreno.transform.align_broadcast_rank import AlignBroadcastRank
 from tvm.script import ir as I
 from tvm.script import relax as R
 

@@ -23,7 +23,7 @@ import numpy as np
 import tvm
 import tvm.testing
 from tvm import relax
-from tvm.relax.backend.adreno.transform.padded_channels import KeepPaddedChannels
+from tvm.relax.backend.adreno.transform.keep_padded_channels import KeepPaddedChannels
 from tvm.script import ir as I
 from tvm.script import relax as R
 

@@ -23,7 +23,7 @@ import numpy as np
 import tvm
 import tvm.testing
 from tvm import relax
-from tvm.relax.backend.adreno.transform.batch_norm_training import KeepTrainingBatchNorm
+from tvm.relax.backend.adreno.transform.keep_training_batch_norm import KeepTrainingBatchNorm
 from tvm.script import ir as I
 from tvm.script import relax as R
 

@@ -23,7 +23,7 @@ import pytest
 import tvm
 import tvm.testing
 from tvm import relax
-from tvm.relax.backend.adreno.transform.channel_norm_layout import LegalizeChannelNorms
+from tvm.relax.backend.adreno.transform.legalize_channel_norms import LegalizeChannelNorms
 from tvm.script import ir as I
 from tvm.script import relax as R
 

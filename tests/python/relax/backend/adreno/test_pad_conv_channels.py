@@ -19,7 +19,7 @@
 
 import tvm
 import tvm.testing
-from tvm.relax.backend.adreno.transform.conv_channel_padding import PadConvChannels
+from tvm.relax.backend.adreno.transform.pad_conv_channels import PadConvChannels
 from tvm.script import ir as I
 from tvm.script import relax as R
 

@@ -24,7 +24,7 @@ therefore lowers the op itself: the ``NCHW`` activation is blocked into ``NCHW4c
 zero-padded to a multiple of 4), the ``IOHW`` weight into ``[O // 4, I, H, W, 4]``, the
 convolution is ``topi.adreno.conv2d_transpose_NCHWc``, and the result is unblocked (and
 cropped to the real channel count). The layout transforms are Relax ops, so the texture
-pipeline (``relax.backend.adreno.transform.ConvertConv2dTransposeLayout``) can cancel them
+pipeline (``relax.backend.adreno.transform.FoldTextureLayoutTransforms``) can cancel them
 against the ones ``ConvertLayout`` put around the op.
 
 The PrimFunc carries the attributes of an ``NCHW4c`` / ``OIHW4o`` conv2d as ``op_attrs``: that

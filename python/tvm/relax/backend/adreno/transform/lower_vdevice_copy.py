@@ -38,7 +38,7 @@ from tvm import relax
 from tvm.relax.transform import function_pass
 from tvm.relax.utils import get_static_shape
 
-from .storage_device import physical_device_indices
+from .alloc_storage_on_physical_device import physical_device_indices
 
 _TO_VDEVICE = tvm.ir.Op.get("relax.to_vdevice")
 # Copies between two tensors of one device on its queue, with no host wait (Tensor::CopyFromTo).

@@ -48,7 +48,7 @@ from tvm.relax.transform import function_pass
 from tvm.relax.utils import get_static_shape
 from tvm.ir import Op
 
-from .conv_channel_padding import _pad_axis, _round_up
+from .pad_conv_channels import _pad_axis, _round_up
 
 #: Elementwise ops with f(0, 0) == 0.
 _BINARY_OPS = ("relax.add", "relax.subtract", "relax.multiply", "relax.maximum", "relax.minimum")
