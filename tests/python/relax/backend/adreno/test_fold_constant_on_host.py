@@ -22,9 +22,6 @@ A call of one of those ops whose tensor inputs are all constants becomes a const
 the transform of the original values, and FoldConstant of the result is structurally equal to
 FoldConstant of the input (the LLVM-built value, bit for bit).  Calls with non-constant inputs,
 other ops and padded layout transforms are left for FoldConstant.
-
-FoldConstantIfFoldable gives FoldConstant's module, and runs FoldConstant only on a module
-with something to fold.
 """
 
 import numpy as np
@@ -34,10 +31,7 @@ import tvm
 import tvm.testing
 import tvm_ffi
 from tvm import relax
-from tvm.relax.backend.adreno.transform.fold_constant_on_host import (
-    FoldConstantIfFoldable,
-    FoldConstantOnHost,
-)
+from tvm.relax.backend.adreno.transform.fold_constant_on_host import FoldConstantOnHost
 from tvm.script import ir as I
 from tvm.script import relax as R
 
@@ -318,96 +312,6 @@ def test_texture_conv_with_a_bound_ohwi_weight_matches_llvm():
     out = texture["main"](tvm.runtime.tensor(data, device)).numpy()
     expected = reference["main"](tvm.runtime.tensor(data)).numpy()
     tvm.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
-
-
-@tvm.instrument.pass_instrument
-class _PassNames:
-    """Records the name of every pass run, nested passes included."""
-
-    def __init__(self):
-        self.names = []
-
-    def run_before_pass(self, _mod, info):
-        self.names.append(info.name)
-
-
-def _fold_if_foldable(mod):
-    """FoldConstantIfFoldable of ``mod``, and whether it ran FoldConstant."""
-    record = _PassNames()
-    with tvm.transform.PassContext(instruments=[record]):
-        out = FoldConstantIfFoldable()(mod)
-    return out, "FoldConstant" in record.names
-
-
-@I.ir_module
-class _WeightsAsParameters:
-    @R.function
-    def main(x: R.Tensor((1, 3, 4, 4), "float32"), w: R.Tensor((4, 3, 1, 1), "float32")):
-        with R.dataflow():
-            wt = R.layout_transform(w, index_map=lambda o, i, h, ww: (o // 4, i, h, ww, o % 4))
-            y = R.nn.conv2d(x, w)
-            z = R.add(y, R.const(1.0, "float32"))
-            unused = R.multiply(x, x)  # pylint: disable=unused-variable
-            R.output(z, wt)
-        return z
-
-
-def test_fold_constant_if_foldable_skips_a_module_of_parameters():
-    # Every call takes a variable: FoldConstant would legalize each and fold nothing; only
-    # the unused binding goes.
-    out, ran = _fold_if_foldable(_WeightsAsParameters)
-    assert not ran
-    tvm.ir.assert_structural_equal(out, relax.transform.FoldConstant()(_WeightsAsParameters))
-    assert "multiply" not in out.script()
-
-
-@pytest.mark.parametrize(
-    "case",
-    ["bound_weight", "zeros", "constant_binding", "shape_binding"],
-)
-def test_fold_constant_if_foldable_is_fold_constant_where_something_folds(case):
-    if case == "bound_weight":
-        mod = _bind(_WeightsAsParameters, w=_random((4, 3, 1, 1)))
-    elif case == "zeros":
-
-        @I.ir_module
-        class mod:
-            @R.function
-            def main(x: R.Tensor((2, 3), "float32")):
-                with R.dataflow():
-                    y = R.add(x, R.zeros((2, 3), "float32"))
-                    R.output(y)
-                return y
-
-    elif case == "constant_binding":
-
-        @I.ir_module
-        class mod:
-            @R.function
-            def main(x: R.Tensor((2, 3), "float32")):
-                with R.dataflow():
-                    c = R.const(np.ones((2, 3), "float32"))
-                    y = R.add(x, c)
-                    R.output(y)
-                return y
-
-    else:
-
-        @I.ir_module
-        class mod:
-            @R.function
-            def main(x: R.Tensor((2, 3), "float32")):
-                with R.dataflow():
-                    s = R.shape([3, 2])
-                    y = R.reshape(x, s)
-                    R.output(y)
-                return y
-
-    out, ran = _fold_if_foldable(mod)
-    assert ran
-    expected = relax.transform.FoldConstant()(mod)
-    assert not tvm_ffi.structural_equal(expected, mod)  # FoldConstant has work here
-    tvm.ir.assert_structural_equal(out, expected)
 
 
 if __name__ == "__main__":

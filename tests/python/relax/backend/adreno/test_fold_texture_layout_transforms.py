@@ -20,7 +20,7 @@ NCHW4c sink below elementwise ops, duplicates merge."""
 
 import tvm
 import tvm.testing
-from tvm.relax.backend.adreno.transform.conv2d_transpose_layout import (
+from tvm.relax.backend.adreno.transform.fold_texture_layout_transforms import (
     FoldTextureLayoutTransforms,
 )
 from tvm.script import ir as I

@@ -23,7 +23,9 @@ import numpy as np
 import tvm
 import tvm.testing
 from tvm import relax
-from tvm.relax.backend.adreno.transform.conv2d_transpose_layout import LowerConv2dTransposeNCHWc
+from tvm.relax.backend.adreno.transform.lower_conv2d_transpose_nchwc import (
+    LowerConv2dTransposeNCHWc,
+)
 from tvm.script import ir as I
 from tvm.script import relax as R
 

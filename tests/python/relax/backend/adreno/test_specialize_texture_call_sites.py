@@ -23,7 +23,9 @@ import pytest
 import tvm
 import tvm.testing
 from tvm import relax
-from tvm.relax.backend.adreno.transform.specialize_texture_call_sites import SpecializeTextureCallSites
+from tvm.relax.backend.adreno.transform.specialize_texture_call_sites import (
+    SpecializeTextureCallSites,
+)
 from tvm.script import ir as I
 from tvm.script import relax as R
 from tvm.script import tirx as T

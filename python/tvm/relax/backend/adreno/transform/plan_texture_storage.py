@@ -236,7 +236,9 @@ class _TextureStorageRewriter(relax.PyExprMutator):
             )
             storage.var = self.builder_.emit(alloc_storage, "texture_storage")
         tensor = relax.op.memory.alloc_tensor(storage.var, 0, shape, dtype, device)
-        self.builder_.emit_normalized(relax.VarBinding(binding.var, self.builder_.normalize(tensor)))
+        self.builder_.emit_normalized(
+            relax.VarBinding(binding.var, self.builder_.normalize(tensor))
+        )
 
 
 @function_pass(opt_level=0, name="PlanTextureStorage")

@@ -15,19 +15,9 @@
 # specific language governing permissions and limitations
 # under the License.
 # pylint: disable=invalid-name
-"""Put transposed convolutions, and the elementwise ops around them, on textures.
+"""Cancel, sink and merge layout transforms out of and into ``NCHW4c``.
 
-``ConvertLayout`` cannot give ``conv2d_transpose`` a channel-blocked layout: its C++ layout
-inference only permutes axes (``TransposeLike`` in ``src/relax/transform/infer_layout_utils.cc``
-needs layouts of equal rank), and it even fails outright when the op's input comes out of a
-converted ``NCHW4c`` conv2d. Two passes around ``ConvertLayout`` handle it:
-
-``LowerConv2dTransposeNCHWc`` (before ``ConvertLayout``) lowers each supported
-``conv2d_transpose`` with ``legalize_ops.adreno.conv2d_transpose_NCHWc``: layout transforms into
-``NCHW4c``, the blocked compute (a ``call_tir``, which ``ConvertLayout`` leaves alone), a layout
-transform back to ``NCHW``.
-
-``FoldTextureLayoutTransforms`` (after ``ConvertLayout``) then
+``FoldTextureLayoutTransforms``, run after ``ConvertLayout``,
 
 1. drops a layout transform that undoes the ones before it (``NCHW4c -> NCHW -> NCHW4c``,
    or with an axis permutation between, ``NCHW4c -> NHWC -> NCHW -> NCHW4c``);
@@ -36,7 +26,6 @@ transform back to ``NCHW``.
    the next one into ``NCHW4c``. The op's other operands follow: scalars as they are,
    channel-complete tensors (a ``(1, C, 1, 1)`` bias, a residual) transformed too, which
    cancels for a residual that comes out of ``NCHW4c`` and folds for a constant bias.
-
 3. moves a layout transform out of ``NCHW4c`` below an ``nn.pad`` that pads channels by
    whole texel blocks (BlazeFace's and palm detection's shortcuts widen the channels by a
    multiple of 4 with zeros): the pad runs in ``NCHW4c``, padding the channel-block axis.
@@ -59,11 +48,10 @@ import tvm_ffi
 from tvm import relax, tirx
 from tvm.sym import Analyzer
 from tvm.ir import Op
-from tvm.relax.transform.legalize_ops import adreno as legalize_adreno
 from tvm.relax.utils import get_static_shape
 from tvm.topi.adreno.utils import CHANNEL_BLOCK
 
-from .utils import BINARY_BROADCAST_OPS, rewrite_relax_functions
+from .utils import BINARY_BROADCAST_OPS
 
 #: Unary elementwise ops that compute the same in any layout of their operand (as do the
 #: ``BINARY_BROADCAST_OPS``).
@@ -117,17 +105,6 @@ def _lane_axes(into: tirx.IndexMap) -> List[int]:
     channel axis of a texture layout."""
     lanes = into.final_indices[-1]
     return [axis for axis, var in enumerate(into.initial_indices) if _uses_var(lanes, var)]
-
-
-@relax.expr_functor.mutator
-class _TransposeLowering(relax.PyExprMutator):
-    transpose_op = Op.get("relax.nn.conv2d_transpose")
-
-    def visit_call_(self, call: relax.Call) -> relax.Expr:  # pylint: disable=arguments-renamed
-        call = super().visit_call_(call)
-        if call.op.same_as(self.transpose_op) and legalize_adreno.conv2d_transpose_supported(call):
-            return legalize_adreno.conv2d_transpose_NCHWc(self.builder_, call)
-        return call
 
 
 @relax.expr_functor.mutator
@@ -282,23 +259,6 @@ def _fold_function(
 ) -> relax.Function:
     """``func``, a Relax function of ``mod``, with its layout transforms folded."""
     return _LayoutFolder(mod, _use_counts(func)).visit_expr(func)
-
-
-@tvm.transform.module_pass(opt_level=0, name="LowerConv2dTransposeNCHWc")
-class LowerConv2dTransposeNCHWc:  # pylint: disable=too-few-public-methods
-    """Lower supported ``conv2d_transpose`` calls to the ``NCHW4c`` texture compute.
-
-    Run before ``ConvertLayout``; see the module docstring.
-
-    Returns
-    -------
-    ret : tvm.transform.Pass
-        The pass.
-    """
-
-    def transform_module(self, mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
-        """Lower the transposed convolutions of every Relax function of ``mod``."""
-        return rewrite_relax_functions(mod, _TransposeLowering(mod))
 
 
 @tvm.transform.module_pass(opt_level=0, name="FoldTextureLayoutTransforms")
