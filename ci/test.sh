@@ -16,7 +16,7 @@ ws headers || echo "warning: add the ASF header to the files above before sendin
 unit_suites=()
 for dir in tests/python/relax/backend/adreno tests/python/relax/backend/gpu_generic \
     tests/python/s_tir/dlight tests/python/s_tir/meta_schedule tests/python/s_tir/base \
-    tests/python/s_tir/transform tests/python/tirx-base; do
+    tests/python/s_tir/transform tests/python/tirx-base tests/python/topi; do
     [ -d "$REPO/$dir" ] && unit_suites+=("$dir")
 done
 # Frontend tests sit beside upstream's own in tests/python/relax (test_frontend_*.py), and

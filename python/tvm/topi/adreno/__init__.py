@@ -14,11 +14,8 @@
 # KIND, either express or implied.  See the License for the
 # specific language governing permissions and limitations
 # under the License.
-# pylint: disable=wildcard-import
 """Adreno GPU compute definitions: convolutions on channel-blocked (texture) layouts."""
 
-from .depthwise_conv2d import depthwise_conv2d_NCHWc_OIHWo
-from .group_conv2d import group_conv2d_NCHWc_OIHWo
 from .conv2d_winograd import (
     conv2d_winograd_NCHWc_OIHWo,
     conv2d_winograd_weight_transform,
@@ -27,4 +24,3 @@ from .conv2d_winograd import (
     conv2d_winograd_output_transform,
     winograd_output_size,
 )
-from .conv2d_transpose import conv2d_transpose_NCHWc

@@ -140,7 +140,7 @@ def test_depthwise_streams_rows(case, columns, window, monkeypatch):
     monkeypatch.setattr(rule_config.GroupConv2dConfig, "from_target", lambda target: config)
     _, ex = tt.check_compile(CASES[case], "float32")
     (kernel,) = [k for n, k in tt.kernel_sources(ex).items() if "depthwise" in n]
-    assert f"depthwise_conv2d_nchw4c_local_ptr[{columns}];" in kernel.body, kernel.body[:500]
+    assert f"conv2d_NCHWc_OIHWo_local_ptr[{columns}];" in kernel.body, kernel.body[:500]
     assert f"data_pad_local_ptr[{window}];" in kernel.body, kernel.body[:500]
     assert kernel.body.count("READ_IMAGEF") == 1, "one image read (in the row staging loop)"
 

@@ -24,6 +24,7 @@ import pytest
 import tvm
 import tvm.testing
 from tvm import relax
+from tvm.relax.transform.legalize_ops import adreno as legalize_adreno
 from tvm.s_tir import dlight as dl
 
 from adreno_schedule_testing import (
@@ -91,11 +92,17 @@ def test_conv_without_its_schedule_rule_is_declined(weight, groups):
 
 
 def _transposed_conv():
-    """The PrimFunc of a stride-2 transposed conv, 8 to 8 channels."""
-    data = tvm.te.placeholder((1, 2, 5, 5, 4), "float32", name="x")
-    weight = tvm.te.placeholder((2, 8, 3, 3, 4), "float32", name="w")
-    out = tvm.topi.adreno.conv2d_transpose_NCHWc(data, weight, 2, [1, 1, 1, 1], 1)
-    return tvm.te.create_prim_func([data, weight, out])
+    """The conv PrimFunc of a legalized stride-2 transposed conv, 8 to 8 channels."""
+    x = relax.Var("x", relax.TensorType((1, 8, 5, 5), "float32"))
+    w = relax.Var("w", relax.TensorType((8, 8, 3, 3), "float32"))
+    builder = relax.BlockBuilder()
+    with builder.function("main", [x, w]):
+        conv = relax.op.nn.conv2d_transpose(x, w, strides=2, padding=1, output_padding=1)
+        builder.emit_func_output(builder.emit(conv))
+    mod = relax.transform.LegalizeOps(
+        {"relax.nn.conv2d_transpose": legalize_adreno.conv2d_transpose_NCHWc}
+    )(builder.get())
+    return mod["conv2d_transpose_NCHWc"]
 
 
 def test_transposed_conv_is_taken_by_its_schedule_rule():

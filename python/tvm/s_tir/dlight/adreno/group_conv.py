@@ -80,18 +80,17 @@ class GroupConv2d(AdrenoScheduleRule):
     """Schedule channel-blocked (``NCHW4c``) depthwise and grouped convolutions.
 
     Takes a PrimFunc with exactly one reduction block annotated ``schedule_rule`` with one of
-    :attr:`RULES`: the depthwise, group and transposed convolutions, whose computes
-    (``topi.adreno.depthwise_conv2d_NCHWc_OIHWo``, ``topi.adreno.group_conv2d_NCHWc_OIHWo``,
-    ``topi.adreno.conv2d_transpose_NCHWc``) put the annotation on their block. The block must
-    also have the structure the schedule relies on: an update ``out = out + a * b`` over 5-D
-    channel-blocked buffers, the five output axes (batch, channel chunk, height, width, lane
-    of extent 4) as its first iterators and only reduction axes after them. A block without
-    one of those annotations, such as the direct convolution of ``Conv2d``, is declined
-    whatever the order of the rules. One thread computes an output texel, so unlike
-    ``Conv2d`` there is no input-channel loop to split by the texel width and no reduction
-    across threads. The zero padding is inlined into the window read, and elementwise
-    consumers (bias, activation, residual add, casts) into the store, so the fused function
-    is one kernel that reads and writes images.
+    :attr:`RULES`: the depthwise and group convolutions (``topi.nn.conv2d_NCHWc_OIHWo`` with
+    more than one group) and the transposed convolution (``topi.nn.conv2d_transpose_NCHWc``),
+    annotated by the Adreno legalizations. The block must also have the structure the schedule
+    relies on: an update ``out = out + a * b`` over 5-D channel-blocked buffers, the five
+    output axes (batch, channel chunk, height, width, lane of extent 4) as its first iterators
+    and only reduction axes after them. A block without one of those annotations, such as the
+    direct convolution of ``Conv2d``, is declined whatever the order of the rules. One thread
+    computes an output texel, so unlike ``Conv2d`` there is no input-channel loop to split by
+    the texel width and no reduction across threads. The zero padding is inlined into the
+    window read, and elementwise consumers (bias, activation, residual add, casts) into the
+    store, so the fused function is one kernel that reads and writes images.
 
     Depthwise with channel multiplier 1 (each output lane reads the same lane of the input,
     MobileNet's case) is a streaming kernel: a work item computes 4 channels x

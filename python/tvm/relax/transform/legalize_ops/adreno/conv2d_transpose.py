@@ -22,10 +22,11 @@ layout inference of ``conv2d_transpose`` (``src/relax/op/nn/convolution.cc``) on
 axes (``TransposeLike`` needs layouts of equal rank), so ``NCHW4c`` fails. The Adreno backend
 therefore lowers the op itself: the ``NCHW`` activation is blocked into ``NCHW4c`` (channels
 zero-padded to a multiple of 4), the ``IOHW`` weight into ``[O // 4, I, H, W, 4]``, the
-convolution is ``topi.adreno.conv2d_transpose_NCHWc``, and the result is unblocked (and
-cropped to the real channel count). The layout transforms are Relax ops, so the texture
-pipeline (``relax.backend.adreno.transform.FoldTextureLayoutTransforms``) can cancel them
-against the ones ``ConvertLayout`` put around the op.
+convolution is ``topi.nn.conv2d_transpose_NCHWc`` (its reduction block annotated for
+``dl.adreno.GroupConv2d``), and the result is unblocked (and cropped to the real channel
+count). The layout transforms are Relax ops, so the texture pipeline
+(``relax.backend.adreno.transform.FoldTextureLayoutTransforms``) can cancel them against the
+ones ``ConvertLayout`` put around the op.
 
 The PrimFunc carries the attributes of an ``NCHW4c`` / ``OIHW4o`` conv2d as ``op_attrs``: that
 is what the memory-scope annotation (C++ ``AnnotateCustomMemoryScope``) reads to place a
@@ -33,10 +34,12 @@ convolution's activation in a texture and its weight in a buffer.
 """
 
 import tvm
-from tvm import relax
-from tvm.relax.utils import get_static_shape
-from tvm.topi import adreno as topi_adreno
+from tvm import relax, topi
+from tvm.relax.utils import gen_call_tir_inputs, get_static_shape
+from tvm.s_tir.dlight.adreno.base import CONV2D_TRANSPOSE
 from tvm.topi.adreno.utils import CHANNEL_BLOCK
+
+from .convolution import _annotate_reduction
 
 
 def conv2d_transpose_supported(call: relax.Call) -> bool:
@@ -115,19 +118,17 @@ def conv2d_transpose_NCHWc(bb: relax.BlockBuilder, call: relax.Call) -> relax.Ex
             pad_value=0.0,
         )
     )
-    conv = bb.call_te(
-        topi_adreno.conv2d_transpose_NCHWc,
+    func, args, ty = gen_call_tir_inputs(
+        topi.nn.conv2d_transpose_NCHWc,
         data4,
         weight4,
-        stride=call.attrs.strides,
+        strides=call.attrs.strides,
         padding=call.attrs.padding,
-        output_padding=call.attrs.output_padding,
         out_dtype=str(call.ty.dtype),
-        primfunc_name_hint="conv2d_transpose_NCHWc",
+        output_padding=call.attrs.output_padding,
     )
-    gvar = conv.args[0]
-    bb.update_func(gvar, bb.get()[gvar].with_attr("op_attrs", _conv2d_attrs(call)))
-    out4 = bb.emit(conv)
+    func = _annotate_reduction(func, CONV2D_TRANSPOSE).with_attr("op_attrs", _conv2d_attrs(call))
+    out4 = bb.emit(relax.call_tir(bb.add_func(func, "conv2d_transpose_NCHWc"), args, ty))
     out = relax.op.layout_transform(out4, lambda n, c, h, w, b: (n, c * CHANNEL_BLOCK + b, h, w))
     if -(-out_channels // CHANNEL_BLOCK) * CHANNEL_BLOCK != out_channels:
         out = relax.op.strided_slice(bb.emit(out), axes=[1], begin=[0], end=[out_channels])
