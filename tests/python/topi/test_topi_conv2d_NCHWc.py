@@ -15,9 +15,10 @@
 # specific language governing permissions and limitations
 # under the License.
 # pylint: disable=invalid-name
-"""Grouped and depthwise convolutions on channel-blocked (NCHW[x]c) data:
-``topi.nn.conv2d_NCHWc_OIHWo`` for any number of groups and ``topi.nn.depthwise_conv2d_NCHWc``,
-against the NCHW numpy reference on fresh random data."""
+"""Convolutions on channel-blocked (NCHW[x]c) data, built for LLVM, against NCHW references
+on fresh random data: ``topi.nn.conv2d_NCHWc_OIHWo`` for any number of groups,
+``topi.nn.depthwise_conv2d_NCHWc`` and ``topi.nn.conv2d_transpose_NCHWc`` (against
+``topi.nn.conv2d_transpose_nchw``, the zero-inserting formulation)."""
 
 import numpy as np
 import pytest
@@ -148,6 +149,49 @@ def test_depthwise_needs_whole_multipliers():
     weight = te.placeholder((3, 1, 3, 3, 4), name="weight")
     with pytest.raises(ValueError, match="12 output and 8 input channels"):
         topi.nn.conv2d_NCHWc_OIHWo(data, weight, 1, 1, 1, "NCHW4c", "NCHW4c", "float32")
+
+
+# (in channels, out channels, kernel, stride, padding, output padding, input block)
+TRANSPOSED = {
+    "k3_s2": (8, 8, 3, 2, (1, 1, 1, 1), 1, 4),
+    "k4_s2": (8, 4, 4, 2, (1, 1, 1, 1), 0, 4),
+    "k3_s3_asymmetric": (4, 8, 3, 3, (0, 1, 2, 0), (2, 1), 4),
+    "k2_s1_in_block_8": (16, 4, 2, 1, (0, 0, 0, 0), 0, 8),
+}
+
+
+@pytest.mark.parametrize("case", TRANSPOSED, ids=list(TRANSPOSED))
+def test_conv2d_transpose_NCHWc(case):
+    """Strides that divide the kernel or not, asymmetric padding, output padding, an input
+    block other than the output's: the zero-inserting NCHW result, unblocked."""
+    in_c, out_c, kernel, stride, padding, output_padding, in_block = TRANSPOSED[case]
+    rng = np.random.default_rng()
+    data = rng.standard_normal((1, in_c, 6, 5)).astype("float32")
+    weight = rng.standard_normal((in_c, out_c, kernel, kernel)).astype("float32")
+
+    data_t = te.placeholder(data.shape, name="data")
+    weight_t = te.placeholder(weight.shape, name="weight")
+    pair = output_padding if isinstance(output_padding, tuple) else (output_padding,) * 2
+    reference = topi.nn.conv2d_transpose_nchw(
+        data_t, weight_t, (stride, stride), padding, "float32", pair
+    )
+    expected = _run([data_t, weight_t], reference, [data, weight])
+
+    blocked_data = _blocked(data, in_block)
+    # IOHW -> [O // 4, I, H, W, 4]: the output channels blocked, as OIHW4o blocks them.
+    blocked_weight = _blocked_weight(weight.transpose(1, 0, 2, 3), 4)
+    data4 = te.placeholder(blocked_data.shape, name="data")
+    weight4 = te.placeholder(blocked_weight.shape, name="weight")
+    out = topi.nn.conv2d_transpose_NCHWc(data4, weight4, stride, padding, "float32", output_padding)
+    result = _run([data4, weight4], out, [blocked_data, blocked_weight])
+    tvm.testing.assert_allclose(_unblocked(result), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_transposed_weight_and_data_channels_must_agree():
+    data = te.placeholder((1, 2, 5, 5, 4), name="data")
+    weight = te.placeholder((2, 12, 3, 3, 4), name="weight")
+    with pytest.raises(ValueError, match="takes 12 input channels, the data has 8"):
+        topi.nn.conv2d_transpose_NCHWc(data, weight, 2, 1, "float32", 0)
 
 
 if __name__ == "__main__":
