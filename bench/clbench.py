@@ -27,14 +27,20 @@ import json
 import os
 import statistics
 import sys
+from pathlib import Path
 from typing import Dict, Optional
+
+# The workspace's one OpenCL enumeration without TVM (tools/adreno_ws/opencl.py); the device
+# bundle carries it beside this file (bench/run.py).
+_HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(_HERE.parent / "tools" if (_HERE.parent / "tools").is_dir() else _HERE))
+from adreno_ws import opencl  # noqa: E402  pylint: disable=wrong-import-position
 
 vp = ctypes.c_void_p
 sz = ctypes.c_size_t
 u32 = ctypes.c_uint32
 
 CL_PLATFORM_NAME, CL_PLATFORM_VERSION = 0x0902, 0x0901
-CL_DEVICE_TYPE_ALL = 0xFFFFFFFF
 CL_DEVICE_NAME, CL_DRIVER_VERSION, CL_DEVICE_VERSION = 0x102B, 0x102D, 0x102F
 CL_DEVICE_MAX_COMPUTE_UNITS, CL_DEVICE_MAX_CLOCK_FREQUENCY = 0x1002, 0x100C
 CL_DEVICE_EXTENSIONS, CL_DEVICE_GLOBAL_MEM_SIZE, CL_DEVICE_IMAGE_SUPPORT = 0x1030, 0x101F, 0x1016
@@ -160,26 +166,13 @@ class OpenCL:
         return value.value
 
     def _pick(self, select: str):
-        count = u32(0)
-        self._check(self.lib.clGetPlatformIDs(0, None, ctypes.byref(count)), "clGetPlatformIDs")
-        plats = (vp * count.value)()
-        self.lib.clGetPlatformIDs(count.value, plats, None)
-        fallback = None
-        for plat in plats:
-            pname = self._str(self.lib.clGetPlatformInfo, plat, CL_PLATFORM_NAME)
-            n = u32(0)
-            if self.lib.clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 0, None, ctypes.byref(n)) != 0:
-                continue
-            devs = (vp * n.value)()
-            self.lib.clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, n.value, devs, None)
-            for dev in devs:
-                dname = self._str(self.lib.clGetDeviceInfo, dev, CL_DEVICE_NAME)
-                if not select or select.lower() in (pname + " " + dname).lower():
-                    return plat, dev
-                fallback = fallback or (plat, dev)
-        if fallback is None or select:
-            raise RuntimeError(f"no OpenCL device matches {select!r}")
-        return fallback
+        listed = opencl.device_handles(self.lib)
+        if not listed:
+            raise RuntimeError("no OpenCL platform with a device (clGetPlatformIDs found none)")
+        for plat, pname, dev, dname in listed:
+            if select.lower() in f"{pname} {dname}".lower():
+                return plat, dev
+        raise RuntimeError(f"no OpenCL device matches {select!r}")
 
     def info(self) -> Dict:
         exts = self._str(self.lib.clGetDeviceInfo, self.device, CL_DEVICE_EXTENSIONS).split()

@@ -226,6 +226,10 @@ def cmd_bundle(args) -> int:
     (dst / "bench").mkdir()
     for name in BUNDLE_SCRIPTS:
         shutil.copy2(HERE / name, dst / "bench" / name)
+    # clbench.py enumerates devices with the workspace's tools/adreno_ws/opencl.py.
+    (dst / "bench" / "adreno_ws").mkdir(exist_ok=True)
+    for name in ("__init__.py", "opencl.py"):
+        shutil.copy2(HERE.parent / "tools" / "adreno_ws" / name, dst / "bench" / "adreno_ws" / name)
     total = sum(p.stat().st_size for p in dst.rglob("*") if p.is_file())
     # What travels is one tar.gz (kernel sources in the libraries compress well).
     import tarfile  # pylint: disable=import-outside-toplevel

@@ -13,7 +13,8 @@ _DEVICE_TYPE_ALL = 0xFFFFFFFF
 _DEVICE_NAME = 0x102B
 
 
-def _load() -> ctypes.CDLL | None:
+def load_library() -> ctypes.CDLL | None:
+    """The OpenCL ICD loader, or None when none is installed."""
     for name in ("libOpenCL.so.1", ctypes.util.find_library("OpenCL")):
         if not name:
             continue
@@ -24,49 +25,50 @@ def _load() -> ctypes.CDLL | None:
     return None
 
 
-def _info(func, handle, param) -> str:
+def info_string(func, handle, param) -> str:
+    """A string parameter of ``clGetPlatformInfo`` / ``clGetDeviceInfo``; "?" when refused."""
     size = ctypes.c_size_t()
-    if func(handle, param, 0, None, ctypes.byref(size)) != 0:
+    if func(ctypes.c_void_p(handle), param, 0, None, ctypes.byref(size)) != 0:
         return "?"
     buf = ctypes.create_string_buffer(size.value)
-    func(handle, param, size, buf, None)
+    func(ctypes.c_void_p(handle), param, size, buf, None)
     return buf.value.decode("utf-8", "replace").strip()
 
 
-def devices() -> list[str] | None:
-    """``"platform / device"`` for every device; None when no OpenCL loader is installed."""
-    lib = _load()
-    if lib is None:
-        return None
+def device_handles(lib: ctypes.CDLL) -> list[tuple[int, str, int, str]]:
+    """``(platform, platform name, device, device name)`` for every device of every platform
+    the loader ``lib`` lists, in its order; handles are plain integers.
+
+    The workspace's one enumeration without TVM: ``devices`` below (setup, ``opencl``) and the
+    plain OpenCL benchmarks of ``bench/clbench.py`` use it; code with TVM asks its runtime.
+    """
     count = ctypes.c_uint()
     if lib.clGetPlatformIDs(0, None, ctypes.byref(count)) != 0 or count.value == 0:
         return []
     platforms = (ctypes.c_void_p * count.value)()
     lib.clGetPlatformIDs(count, platforms, None)
-    out = []
+    found = []
+    every = ctypes.c_ulonglong(_DEVICE_TYPE_ALL)
     for platform in platforms:
-        pname = _info(lib.clGetPlatformInfo, ctypes.c_void_p(platform), _PLATFORM_NAME)
+        pname = info_string(lib.clGetPlatformInfo, platform, _PLATFORM_NAME)
         ndev = ctypes.c_uint()
-        if (
-            lib.clGetDeviceIDs(
-                ctypes.c_void_p(platform),
-                ctypes.c_ulonglong(_DEVICE_TYPE_ALL),
-                0,
-                None,
-                ctypes.byref(ndev),
-            )
-            != 0
-        ):
+        if lib.clGetDeviceIDs(ctypes.c_void_p(platform), every, 0, None, ctypes.byref(ndev)):
             continue
         devs = (ctypes.c_void_p * ndev.value)()
-        lib.clGetDeviceIDs(
-            ctypes.c_void_p(platform), ctypes.c_ulonglong(_DEVICE_TYPE_ALL), ndev, devs, None
-        )
+        lib.clGetDeviceIDs(ctypes.c_void_p(platform), every, ndev, devs, None)
         for dev in devs:
-            out.append(
-                f"{pname} / {_info(lib.clGetDeviceInfo, ctypes.c_void_p(dev), _DEVICE_NAME)}"
+            found.append(
+                (platform, pname, dev, info_string(lib.clGetDeviceInfo, dev, _DEVICE_NAME))
             )
-    return out
+    return found
+
+
+def devices() -> list[str] | None:
+    """``"platform / device"`` for every device; None when no OpenCL loader is installed."""
+    lib = load_library()
+    if lib is None:
+        return None
+    return [f"{pname} / {dname}" for _, pname, _, dname in device_handles(lib)]
 
 
 def missing_packages(status: Path = Path("/var/lib/dpkg/status")) -> list[str]:

@@ -396,7 +396,22 @@ TVM_FFI_STATIC_INIT_BLOCK() {
              if (what == "layers") return static_cast<int64_t>(dev.image_max_array_size);
              TVM_FFI_THROW(ValueError) << "runtime.opencl.image_limit: unknown limit '" << what
                                        << "' (width, height or layers)";
-           });
+           })
+      .def("runtime.opencl.device_string",
+           [](int32_t device_id, ffi::String what) -> ffi::String {
+             // What the runtime's own device enumeration read, so that callers (tests that
+             // pick their dtypes by cl_khr_fp16, say) need no second enumeration of theirs.
+             const DeviceEntry& dev = Platforms::Global()->Get(device_id);
+             if (what == "platform") return dev.platform_name;
+             if (what == "name") return dev.device_name;
+             if (what == "extensions") return dev.extensions;
+             if (what == "version") return dev.device_version;
+             if (what == "driver") return dev.driver_version;
+             TVM_FFI_THROW(ValueError) << "runtime.opencl.device_string: unknown field '" << what
+                                       << "' (platform, name, extensions, version or driver)";
+           })
+      .def("runtime.opencl.no_device_reason",
+           []() -> ffi::String { return Platforms::Global()->UnavailableReason(); });
 }
 
 }  // namespace cl

@@ -194,7 +194,7 @@ void Platforms::Init() {
     const char* filter_env = std::getenv("TVM_OPENCL_DEVICE");
     std::string filter = filter_env ? Lower(filter_env) : "";
     std::vector<std::unique_ptr<DeviceEntry>> found;
-    size_t total = 0;
+    std::vector<std::string> present;
     for (cl_platform_id p : platforms) {
       cl_uint num_devices = 0;
       if (api->GetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &num_devices) != CL_SUCCESS ||
@@ -205,13 +205,13 @@ void Platforms::Init() {
       api->GetDeviceIDs(p, CL_DEVICE_TYPE_ALL, num_devices, ids.data(), nullptr);
       std::string pname = PlatformString(p, CL_PLATFORM_NAME);
       for (cl_device_id d : ids) {
-        ++total;
         auto e = std::make_unique<DeviceEntry>();
         e->platform = p;
         e->device = d;
         e->platform_name = pname;
         e->platform_version = PlatformString(p, CL_PLATFORM_VERSION);
         e->device_name = DeviceString(d, CL_DEVICE_NAME);
+        present.push_back(e->Describe());
         if (!filter.empty() && Lower(e->platform_name).find(filter) == std::string::npos &&
             Lower(e->device_name).find(filter) == std::string::npos) {
           continue;
@@ -253,11 +253,12 @@ void Platforms::Init() {
     devices_ = std::move(found);
     if (devices_.empty()) {
       std::ostringstream os;
-      if (total == 0) {
+      if (present.empty()) {
         os << "no OpenCL device found on " << num_platforms << " platform(s)";
       } else {
-        os << "no OpenCL device matches TVM_OPENCL_DEVICE='" << filter_env << "' (" << total
-           << " device(s) present)";
+        os << "no OpenCL device matches TVM_OPENCL_DEVICE='" << filter_env << "' (present:";
+        for (size_t i = 0; i < present.size(); ++i) os << (i ? ", " : " ") << present[i];
+        os << ")";
       }
       reason_ = os.str();
     }

@@ -44,8 +44,6 @@ the device run (for the float16 modes: the float16 inputs upcast exactly to floa
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import dataclasses
 import functools
 import math
@@ -81,28 +79,16 @@ TOLERANCES = {
 # OpenCL device discovery
 # ----------------------------------------------------------------------------------------
 
-_CL_PLATFORM_NAME = 0x0902
-_CL_PLATFORM_VERSION = 0x0901
-_CL_DEVICE_TYPE = 0x1000
-_CL_DEVICE_IMAGE_SUPPORT = 0x1016
-_CL_DEVICE_NAME = 0x102B
-_CL_DEVICE_EXTENSIONS = 0x1030
-_CL_DEVICE_TYPE_ALL = 0xFFFFFFFF
-_CL_DEVICE_TYPE_GPU = 1 << 2
-# CL_DEVICE_IMAGE2D_MAX_WIDTH, CL_DEVICE_IMAGE2D_MAX_HEIGHT, CL_DEVICE_IMAGE_MAX_ARRAY_SIZE
-_CL_DEVICE_IMAGE_LIMITS = (0x1011, 0x1012, 0x1041)
-
 
 @dataclasses.dataclass(frozen=True)
 class ClDevice:
-    """One OpenCL device as the ICD loader reports it (queried directly through ctypes)."""
+    """The OpenCL device the TVM runtime runs on, as the runtime's enumeration read it."""
 
     platform: str
     name: str
-    device_type: int
     image_support: bool
     extensions: Tuple[str, ...]
-    # CL_DEVICE_IMAGE2D_MAX_WIDTH, _HEIGHT and CL_DEVICE_IMAGE_MAX_ARRAY_SIZE (0: not reported)
+    # CL_DEVICE_IMAGE2D_MAX_WIDTH, _HEIGHT and CL_DEVICE_IMAGE_MAX_ARRAY_SIZE (0: no images)
     image_limits: Tuple[int, int, int] = (0, 0, 0)
 
     @property
@@ -130,119 +116,34 @@ class DeviceInfo:
         return self.cl is not None and self.cl.has("cl_khr_fp16")
 
 
-def _cl_info_string(fn, handle, param) -> str:
-    size = ctypes.c_size_t(0)
-    if fn(handle, param, 0, None, ctypes.byref(size)) != 0:
-        return ""
-    buf = ctypes.create_string_buffer(size.value)
-    if fn(handle, param, size, buf, None) != 0:
-        return ""
-    return buf.value.decode(errors="replace")
-
-
-def _cl_info_scalar(fn, handle, param, ctype):
-    value = ctype(0)
-    if fn(handle, param, ctypes.sizeof(value), ctypes.byref(value), None) != 0:
-        return None
-    return value.value
-
-
-def list_cl_devices() -> Tuple[List[ClDevice], str]:
-    """Enumerate OpenCL devices through the ICD loader; returns (devices, error message)."""
-    names = ["libOpenCL.so.1", ctypes.util.find_library("OpenCL") or "libOpenCL.so"]
-    lib = None
-    for name in names:
-        try:
-            lib = ctypes.CDLL(name)
-            break
-        except OSError:
-            continue
-    if lib is None:
-        return [], "no OpenCL ICD loader (libOpenCL.so.1) on this machine"
-    vp = ctypes.c_void_p
-    lib.clGetPlatformIDs.argtypes = [ctypes.c_uint32, ctypes.POINTER(vp), ctypes.POINTER(ctypes.c_uint32)]
-    lib.clGetPlatformInfo.argtypes = [vp, ctypes.c_uint32, ctypes.c_size_t, vp, ctypes.POINTER(ctypes.c_size_t)]
-    lib.clGetDeviceIDs.argtypes = [vp, ctypes.c_uint64, ctypes.c_uint32, ctypes.POINTER(vp), ctypes.POINTER(ctypes.c_uint32)]
-    lib.clGetDeviceInfo.argtypes = [vp, ctypes.c_uint32, ctypes.c_size_t, vp, ctypes.POINTER(ctypes.c_size_t)]
-    count = ctypes.c_uint32(0)
-    err = lib.clGetPlatformIDs(0, None, ctypes.byref(count))
-    if err != 0 or count.value == 0:
-        return [], f"the ICD loader finds no OpenCL platform (clGetPlatformIDs returned {err})"
-    platforms = (vp * count.value)()
-    lib.clGetPlatformIDs(count.value, platforms, None)
-    devices = []
-    for plat in platforms:
-        pname = _cl_info_string(lib.clGetPlatformInfo, plat, _CL_PLATFORM_NAME)
-        ndev = ctypes.c_uint32(0)
-        if lib.clGetDeviceIDs(plat, _CL_DEVICE_TYPE_ALL, 0, None, ctypes.byref(ndev)) != 0:
-            continue
-        devs = (vp * ndev.value)()
-        lib.clGetDeviceIDs(plat, _CL_DEVICE_TYPE_ALL, ndev.value, devs, None)
-        for dev in devs:
-            devices.append(
-                ClDevice(
-                    platform=pname,
-                    name=_cl_info_string(lib.clGetDeviceInfo, dev, _CL_DEVICE_NAME),
-                    device_type=_cl_info_scalar(lib.clGetDeviceInfo, dev, _CL_DEVICE_TYPE, ctypes.c_uint64) or 0,
-                    image_support=bool(
-                        _cl_info_scalar(lib.clGetDeviceInfo, dev, _CL_DEVICE_IMAGE_SUPPORT, ctypes.c_uint32)
-                    ),
-                    extensions=tuple(
-                        _cl_info_string(lib.clGetDeviceInfo, dev, _CL_DEVICE_EXTENSIONS).split()
-                    ),
-                    image_limits=tuple(
-                        _cl_info_scalar(lib.clGetDeviceInfo, dev, param, ctypes.c_size_t) or 0
-                        for param in _CL_DEVICE_IMAGE_LIMITS
-                    ),
-                )
-            )
-    return devices, "" if devices else "OpenCL platforms found, but no devices"
-
-
-def _runtime_device_name(dev) -> str:
-    try:
-        return dev.device_name or ""
-    except Exception:  # pylint: disable=broad-except
-        return ""
-
-
-def _match_runtime_device(devices: Sequence[ClDevice], runtime_name: str) -> Optional[ClDevice]:
-    """Find the device the TVM runtime chose among the loader's devices."""
-    wanted = os.environ.get("TVM_OPENCL_DEVICE", "").strip().lower()
-    candidates = list(devices)
-    if wanted:
-        candidates = [
-            d for d in devices if wanted in d.platform.lower() or wanted in d.name.lower()
-        ]
-    if runtime_name:
-        named = [d for d in candidates if d.name.strip() == runtime_name.strip()]
-        if named:
-            return named[0]
-    if not candidates:
-        return None
-    gpus = [d for d in candidates if d.device_type & _CL_DEVICE_TYPE_GPU]
-    return (gpus or candidates)[0]
+def _runtime_device(index: int = 0) -> ClDevice:
+    """Device ``index`` of the runtime (``TVM_OPENCL_DEVICE`` selects among the loader's)."""
+    text = tvm.get_global_func("runtime.opencl.device_string")
+    limit = tvm.get_global_func("runtime.opencl.image_limit")
+    limits = tuple(int(limit(index, what)) for what in ("width", "height", "layers"))
+    return ClDevice(
+        platform=str(text(index, "platform")),
+        name=str(text(index, "name")),
+        # The runtime reads the image limits only of a device with image support.
+        image_support=all(limits),
+        extensions=tuple(str(text(index, "extensions")).split()),
+        image_limits=limits,
+    )
 
 
 @functools.lru_cache(maxsize=None)
 def opencl_device() -> DeviceInfo:
     """Describe the OpenCL device the TVM runtime will run on, or why there is none."""
-    devices, loader_error = list_cl_devices()
-    wanted = os.environ.get("TVM_OPENCL_DEVICE", "")
     if not tvm.runtime.enabled("opencl"):
         return DeviceInfo(
             False,
             "TVM has no OpenCL runtime (libtvm_runtime_opencl.so is not installed beside "
             "libtvm_runtime.so, so tvm.runtime.enabled('opencl') is False)",
         )
-    dev = tvm.opencl(0)
-    if not dev.exist:
-        seen = ", ".join(d.label for d in devices) or loader_error or "none"
-        sel = f" matching TVM_OPENCL_DEVICE={wanted!r}" if wanted else ""
-        return DeviceInfo(False, f"TVM's OpenCL runtime found no device{sel} (loader sees: {seen})")
-    cl = _match_runtime_device(devices, _runtime_device_name(dev))
-    if cl is None:
-        return DeviceInfo(True, f"runtime device {_runtime_device_name(dev)!r}, extensions unknown")
+    if not tvm.opencl(0).exist:
+        reason = tvm.get_global_func("runtime.opencl.no_device_reason")()
+        return DeviceInfo(False, f"TVM's OpenCL runtime found no device: {reason}")
+    cl = _runtime_device()
     if not cl.image_support:
         return DeviceInfo(False, f"{cl.label} has no image support", cl)
     return DeviceInfo(True, cl.label, cl)

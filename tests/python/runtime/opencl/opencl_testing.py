@@ -15,8 +15,13 @@
 # specific language governing permissions and limitations
 # under the License.
 # pylint: disable=invalid-name,missing-docstring,no-self-argument
-"""The model the OpenCL runtime tests compile: three kernels (an add, a row sum, a multiply)
-over two 4x64 inputs, and its numpy reference."""
+"""What the OpenCL runtime tests share: the model they compile (three kernels, an add, a row
+sum and a multiply, over two 4x64 inputs) with its numpy reference, and a fresh Python process
+to run a script in (a device selection or a cache happens once per process)."""
+
+import os
+import subprocess
+import sys
 
 from tvm.script import ir as I
 from tvm.script import relax as R
@@ -38,3 +43,20 @@ def elementwise_chain_reference(x, y):
     """What ``ElementwiseChain`` computes, in numpy."""
     z = x + y
     return z * z.sum(axis=1, keepdims=True)
+
+
+def run_python(args, env=None, cwd=None) -> subprocess.CompletedProcess:
+    """Run ``python *args`` in a new process with ``os.environ`` updated by ``env`` (a None
+    value removes the variable); assert that it exits with 0, showing the end of its stderr."""
+    merged = dict(os.environ, **(env or {}))
+    proc = subprocess.run(
+        [sys.executable, *args],
+        env={k: v for k, v in merged.items() if v is not None},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        cwd=cwd,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc

@@ -22,15 +22,13 @@ runtime.opencl.program_cache_stats."""
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
 import tvm
 import tvm.testing
 
-from opencl_testing import ElementwiseChain
+from opencl_testing import ElementwiseChain, run_python
 
 RUN_SCRIPT = r"""
 import json, sys
@@ -68,24 +66,13 @@ def fixture_model_path(tmp_path_factory):
 
 def _run(model_path, cache_dir, tmp_path, **extra_env):
     pocl = tmp_path / f"pocl-{len(list(tmp_path.glob('pocl-*')))}"
-    env = dict(
-        os.environ,
-        TVM_OPENCL_CACHE_DIR=str(cache_dir),
-        POCL_CACHE_DIR=str(pocl),
-        TVM_USE_RUNTIME_LIB="1",
-    )
-    env.update(extra_env)
-    for name in [k for k, v in env.items() if v is None]:
-        del env[name]
-    proc = subprocess.run(
-        [sys.executable, "-c", RUN_SCRIPT, model_path],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    env = {
+        "TVM_OPENCL_CACHE_DIR": str(cache_dir),
+        "POCL_CACHE_DIR": str(pocl),
+        "TVM_USE_RUNTIME_LIB": "1",
+        **extra_env,
+    }
+    proc = run_python(["-c", RUN_SCRIPT, model_path], env)
     line = [l for l in proc.stdout.splitlines() if l.startswith("RESULT ")][-1]
     result = json.loads(line[len("RESULT ") :])
     result["stderr"] = proc.stderr

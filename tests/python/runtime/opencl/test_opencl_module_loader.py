@@ -20,8 +20,6 @@
 import ctypes
 import os
 import struct
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
@@ -29,6 +27,8 @@ import pytest
 
 import tvm
 import tvm.testing
+
+from opencl_testing import run_python
 
 KERNEL_SRC = (
     "// Function: add_kernel\n"
@@ -182,15 +182,7 @@ def test_fuzz_module_loader(tmp_path):
     script = tmp_path / "fuzz_loader.py"
     script.write_text(FUZZ_SCRIPT)
     runs = os.environ.get("TVM_OPENCL_FUZZ_RUNS", "3000")
-    proc = subprocess.run(
-        [sys.executable, str(script), _module_bytes().hex(), runs],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-        cwd=tmp_path,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = run_python([str(script), _module_bytes().hex(), runs], cwd=tmp_path)
     assert "Done" in proc.stderr, proc.stderr[-2000:]
 
 

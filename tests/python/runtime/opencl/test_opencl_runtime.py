@@ -17,9 +17,6 @@
 """Tests of the OpenCL runtime library (libtvm_runtime_opencl.so): device, memory, copies,
 texture views in the Relax VM, module launch/export, threads, timer, no-platform behaviour."""
 
-import os
-import subprocess
-import sys
 import threading
 import time
 
@@ -32,7 +29,7 @@ from tvm import relax
 from tvm.script import ir as I
 from tvm.script import relax as R
 
-from opencl_testing import ElementwiseChain, elementwise_chain_reference
+from opencl_testing import ElementwiseChain, elementwise_chain_reference, run_python
 
 TEXTURE_SCOPES = ["global.texture", "global.texture-nhwc", "global.texture-weight"]
 
@@ -72,6 +69,36 @@ def test_device_attributes(dev):
     dims = list(dims) if not isinstance(dims, str) else __import__("json").loads(dims)
     assert len(dims) >= 1 and all(d >= 1 for d in dims)
     assert not tvm.opencl(1000).exist
+
+
+def test_device_strings(dev):
+    """``runtime.opencl.device_string`` gives what the runtime's enumeration read for the
+    device: the name and driver agree with the device attributes, the extensions are OpenCL
+    extension names, and an unknown field is refused, naming the fields there are."""
+    text = tvm.get_global_func("runtime.opencl.device_string")
+    assert text(0, "name") == dev.device_name
+    assert text(0, "driver") == dev.driver_version
+    assert text(0, "platform")
+    assert text(0, "version").startswith("OpenCL ")
+    extensions = text(0, "extensions").split()
+    assert extensions and all(name.startswith("cl_") for name in extensions), extensions
+    with pytest.raises(ValueError, match="unknown field 'vendor' .platform, name, extensions"):
+        text(0, "vendor")
+    assert tvm.get_global_func("runtime.opencl.no_device_reason")() == ""
+
+
+def test_unmatched_selection_lists_the_devices_present(dev):
+    """A ``TVM_OPENCL_DEVICE`` that matches no device: no device exists, and the reason names
+    the selection and the devices there are, so that a user sees what to select."""
+    script = (
+        "import tvm\n"
+        "assert tvm.opencl(0).exist is False, 'exist'\n"
+        "print('WHY:' + tvm.get_global_func('runtime.opencl.no_device_reason')())\n"
+    )
+    proc = run_python(["-c", script], {"TVM_OPENCL_DEVICE": "no-such-opencl-device"})
+    (why,) = [line for line in proc.stdout.splitlines() if line.startswith("WHY:")]
+    assert "no OpenCL device matches TVM_OPENCL_DEVICE='no-such-opencl-device'" in why, why
+    assert dev.device_name in why, why
 
 
 # Widths 5, 7, 13 are not multiples of any pitch alignment; rank 3 to 5.
@@ -700,16 +727,7 @@ def test_no_platform(tmp_path):
         "else:\n"
         "    raise SystemExit('no error')\n"
     )
-    env = dict(os.environ, OCL_ICD_VENDORS=str(vendors))
-    proc = subprocess.run(
-        [sys.executable, "-c", script],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    proc = run_python(["-c", script], {"OCL_ICD_VENDORS": str(vendors)})
     line = [l for l in proc.stdout.splitlines() if l.startswith("ERR:")][0]
     assert "OpenCL" in line and "platform" in line, line
 
