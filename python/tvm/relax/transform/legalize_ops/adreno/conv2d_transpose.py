@@ -39,7 +39,7 @@ from tvm.relax.utils import gen_call_tir_inputs, get_static_shape
 from tvm.s_tir.dlight.adreno.base import CONV2D_TRANSPOSE
 from tvm.topi.adreno.utils import CHANNEL_BLOCK
 
-from .convolution import _annotate_reduction
+from .convolution import with_schedule_rule
 
 
 def conv2d_transpose_supported(call: relax.Call) -> bool:
@@ -127,7 +127,7 @@ def conv2d_transpose_NCHWc(bb: relax.BlockBuilder, call: relax.Call) -> relax.Ex
         out_dtype=str(call.ty.dtype),
         output_padding=call.attrs.output_padding,
     )
-    func = _annotate_reduction(func, CONV2D_TRANSPOSE).with_attr("op_attrs", _conv2d_attrs(call))
+    func = with_schedule_rule(func, CONV2D_TRANSPOSE).with_attr("op_attrs", _conv2d_attrs(call))
     out4 = bb.emit(relax.call_tir(bb.add_func(func, "conv2d_transpose_NCHWc"), args, ty))
     out = relax.op.layout_transform(out4, lambda n, c, h, w, b: (n, c * CHANNEL_BLOCK + b, h, w))
     if -(-out_channels // CHANNEL_BLOCK) * CHANNEL_BLOCK != out_channels:
