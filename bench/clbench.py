@@ -74,8 +74,10 @@ class OpenCL:
     """Just enough of the OpenCL C API."""
 
     def __init__(self, select: str = "", queue_properties: int = CL_QUEUE_PROFILING_ENABLE):
-        self.lib = ctypes.CDLL("libOpenCL.so.1")
-        lib = self.lib
+        lib = opencl.load_library()
+        if lib is None:
+            raise RuntimeError("no OpenCL ICD loader (libOpenCL.so.1) on this machine")
+        self.lib = lib
         lib.clGetPlatformIDs.argtypes = [u32, ctypes.POINTER(vp), ctypes.POINTER(u32)]
         lib.clGetPlatformInfo.argtypes = [vp, u32, sz, vp, ctypes.POINTER(sz)]
         lib.clGetDeviceIDs.argtypes = [

@@ -119,15 +119,14 @@ class DeviceInfo:
 def _runtime_device(index: int = 0) -> ClDevice:
     """Device ``index`` of the runtime (``TVM_OPENCL_DEVICE`` selects among the loader's)."""
     text = tvm.get_global_func("runtime.opencl.device_string")
-    limit = tvm.get_global_func("runtime.opencl.image_limit")
-    limits = tuple(int(limit(index, what)) for what in ("width", "height", "layers"))
+    # None for a device without images: the runtime reads their limits only where supported.
+    limits = tvm.opencl(index).texture_limits()
     return ClDevice(
         platform=str(text(index, "platform")),
         name=str(text(index, "name")),
-        # The runtime reads the image limits only of a device with image support.
-        image_support=all(limits),
+        image_support=limits is not None,
         extensions=tuple(str(text(index, "extensions")).split()),
-        image_limits=limits,
+        image_limits=limits or (0, 0, 0),
     )
 
 
