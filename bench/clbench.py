@@ -152,14 +152,6 @@ class OpenCL:
         if code != 0:
             raise RuntimeError(f"{what} failed with OpenCL error {code}")
 
-    def _str(self, fn, handle, param) -> str:
-        size = sz(0)
-        if fn(handle, param, 0, None, ctypes.byref(size)) != 0:
-            return ""
-        buf = ctypes.create_string_buffer(size.value)
-        fn(handle, param, size, buf, None)
-        return buf.value.decode(errors="replace").strip()
-
     def _scalar(self, param, ctype):
         value = ctype(0)
         self.lib.clGetDeviceInfo(
@@ -177,15 +169,19 @@ class OpenCL:
         raise RuntimeError(f"no OpenCL device matches {select!r}")
 
     def info(self) -> Dict:
-        exts = self._str(self.lib.clGetDeviceInfo, self.device, CL_DEVICE_EXTENSIONS).split()
+        def device(param):
+            return opencl.info_string(self.lib.clGetDeviceInfo, self.device, param)
+
+        def platform(param):
+            return opencl.info_string(self.lib.clGetPlatformInfo, self.platform, param)
+
+        exts = device(CL_DEVICE_EXTENSIONS).split()
         return dict(
-            platform=self._str(self.lib.clGetPlatformInfo, self.platform, CL_PLATFORM_NAME),
-            platform_version=self._str(
-                self.lib.clGetPlatformInfo, self.platform, CL_PLATFORM_VERSION
-            ),
-            device=self._str(self.lib.clGetDeviceInfo, self.device, CL_DEVICE_NAME),
-            device_version=self._str(self.lib.clGetDeviceInfo, self.device, CL_DEVICE_VERSION),
-            driver=self._str(self.lib.clGetDeviceInfo, self.device, CL_DRIVER_VERSION),
+            platform=platform(CL_PLATFORM_NAME),
+            platform_version=platform(CL_PLATFORM_VERSION),
+            device=device(CL_DEVICE_NAME),
+            device_version=device(CL_DEVICE_VERSION),
+            driver=device(CL_DRIVER_VERSION),
             compute_units=self._scalar(CL_DEVICE_MAX_COMPUTE_UNITS, u32),
             clock_mhz=self._scalar(CL_DEVICE_MAX_CLOCK_FREQUENCY, u32),
             global_mem_gib=round(
@@ -212,7 +208,7 @@ class OpenCL:
         dev = vp(self.device)
         code = self.lib.clBuildProgram(prog, 1, ctypes.byref(dev), options.encode(), None, None)
         if code != 0:
-            log = self._str(
+            log = opencl.info_string(
                 lambda h, p, s, b, r: self.lib.clGetProgramBuildInfo(h, self.device, p, s, b, r),
                 prog,
                 CL_PROGRAM_BUILD_LOG,
