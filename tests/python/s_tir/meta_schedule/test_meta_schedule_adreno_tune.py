@@ -252,6 +252,43 @@ def test_bundle_holds_the_texture_workloads(bundle):
             assert any(scope.startswith("global.texture") for scope in scopes), task["args"]
 
 
+def _build_with_broken(tmp_path, monkeypatch, broken):
+    """``build_candidates`` of TinyConv where the candidates named in ``broken`` fail to
+    compile; the manifest and the log lines."""
+    tune = importlib.import_module("tvm.s_tir.meta_schedule.adreno.tune")
+    real_compile = tune._compile
+
+    def _compile(funcs, target):
+        if broken & set(funcs):
+            raise RuntimeError(f"cannot compile {sorted(broken & set(funcs))}")
+        return real_compile(funcs, target)
+
+    monkeypatch.setattr(tune, "_compile", _compile)
+    lines = []
+    manifest = msa.build_candidates(
+        TinyConv, texture_target(), tmp_path / "bundle", max_candidates=2, log=lines.append
+    )
+    return manifest, lines
+
+
+def test_candidate_that_does_not_compile_is_left_out(tmp_path, monkeypatch):
+    """A candidate that fails its task's build is dropped with a line naming it; the task
+    keeps its default, and the other tasks all their candidates."""
+    manifest, lines = _build_with_broken(tmp_path, monkeypatch, {"t0000_c001"})
+    first, *others = manifest["tasks"]
+    assert [cand["func"] for cand in first["candidates"]] == ["t0000_c000"]
+    assert any("candidate t0000_c001 does not compile" in line for line in lines), lines
+    assert others and all(len(task["candidates"]) == 2 for task in others)
+
+
+def test_task_whose_default_does_not_compile_is_left_out(tmp_path, monkeypatch):
+    """Without its default schedule a task has nothing to fall back on: it is not bundled
+    (the next task takes its index, and here fails the same way)."""
+    manifest, lines = _build_with_broken(tmp_path, monkeypatch, {"t0000_c000"})
+    assert manifest["tasks"] == []
+    assert any("candidate t0000_c000 does not compile" in line for line in lines), lines
+
+
 def test_database_records_its_device(tmp_path, bundle):
     """The database folder names the device its times come from and holds a record of every
     timed candidate; it loads for that device, and for a caller that names none."""

@@ -125,8 +125,13 @@ def _compile(funcs: Dict[str, Any], target: Target):
     return tvm.compile(mod, target=_with_host(target))
 
 
-def _compile_each(funcs: Dict[str, Any], target: Target, log) -> Dict[str, Any]:
-    """Keep the candidates that compile on their own (one failed the batch)."""
+def _compile_candidates(funcs: Dict[str, Any], target: Target, log):
+    """One library of the candidates that compile, and those candidates: all of them in one
+    build, or, when one fails the batch, the ones that compile on their own."""
+    try:
+        return _compile(funcs, target), funcs
+    except Exception:  # pylint: disable=broad-except
+        pass
     kept = {}
     for name, func in funcs.items():
         try:
@@ -134,10 +139,14 @@ def _compile_each(funcs: Dict[str, Any], target: Target, log) -> Dict[str, Any]:
             kept[name] = func
         except Exception as err:  # pylint: disable=broad-except
             log(f"  candidate {name} does not compile: {device_measure._one_line(err)}")
-    return kept
+    return (_compile(kept, target) if kept else None), kept
 
 
-def build_candidates(  # pylint: disable=too-many-locals
+def _candidate_name(task: int, candidate: int) -> str:
+    return f"t{task:04d}_c{candidate:03d}"
+
+
+def build_candidates(
     mod: IRModule,
     target: Target,
     bundle: Path,
@@ -178,52 +187,35 @@ def build_candidates(  # pylint: disable=too-many-locals
     known = {wl[0] for wl in pending["workloads"]}
     for task in extract_tasks(mod, target):
         workload_mod = task.dispatched[0]
-        func = workload_mod["main"]
-        args = args_info_with_scopes(func)
+        args = args_info_with_scopes(workload_mod["main"])
         workload = Workload(workload_mod)
-        key = workload.as_json()[0]
-        if args is None or key in known:
+        if args is None or workload.as_json()[0] in known:
             continue  # symbolic shapes (generic GPU rules), or a workload already in the bundle
         cands = candidates(workload_mod, target, rules, max_candidates, seed + len(known))
         if len(cands) < 2:
             continue  # nothing to choose: the default is used without a record
         index = len(manifest["tasks"])
-        funcs = {
-            f"t{index:04d}_c{i:03d}": c.schedule.mod["main"].with_attr(
-                "global_symbol", f"t{index:04d}_c{i:03d}"
-            )
-            for i, c in enumerate(cands)
-        }
         start = time.perf_counter()
-        try:
-            lib = _compile(funcs, target)
-        except Exception:  # pylint: disable=broad-except
-            funcs = _compile_each(funcs, target, log)
-            if f"t{index:04d}_c000" not in funcs:
-                continue  # the default itself does not compile: the pipeline reports it
-            lib = _compile(funcs, target)
+        lib, funcs = _compile_candidates(
+            {
+                _candidate_name(index, i): c.schedule.mod["main"].with_attr(
+                    "global_symbol", _candidate_name(index, i)
+                )
+                for i, c in enumerate(cands)
+            },
+            target,
+            log,
+        )
+        if _candidate_name(index, 0) not in funcs:
+            continue  # the default itself does not compile: the pipeline reports it
         lib_name = f"task_{index:04d}.so"
         lib.export_library(str(folder / "lib" / lib_name))
-        known.add(key)
-        pending["workloads"].append(workload.as_json())
-        entries = []
-        for i, cand in enumerate(cands):
-            func_name = f"t{index:04d}_c{i:03d}"
-            if func_name not in funcs:
-                continue
-            record = TuningRecord(
-                cand.schedule.trace, workload, None, target, ArgInfo.from_prim_func(func)
-            )
-            pending["candidates"][func_name] = {
-                "workload": len(pending["workloads"]) - 1,
-                "record": record.as_json(),
-            }
-            entries.append({"func": func_name, **cand.describe()})
-        task_name = f"{name}/{task.task_name}"
+        known.add(workload.as_json()[0])
+        entries = _add_pending(pending, workload, cands, funcs, index, target)
         manifest["tasks"].append(
             {
                 "index": index,
-                "name": task_name,
+                "name": f"{name}/{task.task_name}",
                 "weight": int(task.weight),
                 "lib": lib_name,
                 "args": args,
@@ -231,13 +223,32 @@ def build_candidates(  # pylint: disable=too-many-locals
             }
         )
         log(
-            f"built {task_name}: {len(entries)} candidates ({cands[0].rule}) in "
+            f"built {name}/{task.task_name}: {len(entries)} candidates ({cands[0].rule}) in "
             f"{time.perf_counter() - start:.1f} s"
         )
     shutil.copy2(device_measure.__file__, folder / "device_measure.py")
     _write_json(folder / "manifest.json", manifest)
     _write_json(folder / "pending.json", pending)
     return manifest
+
+
+def _add_pending(pending, workload, cands, funcs, index: int, target: Target) -> List[Dict]:
+    """Add the workload and the tuning record of each compiled candidate to ``pending`` (they
+    become database records once timed); the candidates' manifest entries."""
+    pending["workloads"].append(workload.as_json())
+    args_info = ArgInfo.from_prim_func(workload.mod["main"])
+    entries = []
+    for i, cand in enumerate(cands):
+        func_name = _candidate_name(index, i)
+        if func_name not in funcs:
+            continue
+        record = TuningRecord(cand.schedule.trace, workload, None, target, args_info)
+        pending["candidates"][func_name] = {
+            "workload": len(pending["workloads"]) - 1,
+            "record": record.as_json(),
+        }
+        entries.append({"func": func_name, **cand.describe()})
+    return entries
 
 
 def _read_json(path: pathlib.Path, default):
