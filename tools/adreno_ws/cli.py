@@ -334,6 +334,20 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--cache", help="base cache directory (default .cache/base)")
         p.add_argument("--base-dir", help="use this pristine base (holding python/tvm) as is")
 
+    def check_opts(p):
+        """`series check` and its older name `patches check`."""
+        p.add_argument("--no-tests", action="store_true", help="skip the per-patch test runs")
+        p.add_argument("--venv", default=None, help="venv whose tvm the tests use (default .venv)")
+        p.add_argument("--log-dir", default=None, help="pytest logs (default build/series-check)")
+        p.add_argument(
+            "--only",
+            action="append",
+            help="run only this patch's tests (number or name prefix; repeatable)",
+        )
+        p.add_argument("--jobs", type=int, default=1, help="scratch copies testing at once")
+        base_opts(p)
+        p.set_defaults(func=cmd_series_check)
+
     p = sub.add_parser("base", help="fetch and cache the pristine base wheel tree")
     p.add_argument("--cache", help="base cache directory (default .cache/base)")
     p.add_argument("--wheel", help="use this local wheel instead of downloading")
@@ -344,18 +358,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = psub.add_parser("export", help="(gone: use `series export DIR`)")
     base_opts(p)
     p.set_defaults(func=cmd_export_gone)
-    p = psub.add_parser("check", help="the same as `series check`")
-    p.add_argument("--no-tests", action="store_true", help="skip the per-patch test runs")
-    p.add_argument("--venv", default=None, help="venv whose tvm the tests use (default .venv)")
-    p.add_argument("--log-dir", default=None, help="pytest logs (default build/series-check)")
-    p.add_argument(
-        "--only",
-        action="append",
-        help="run only this patch's tests (number or name prefix; repeatable)",
-    )
-    p.add_argument("--jobs", type=int, default=1, help="scratch copies testing at once")
-    base_opts(p)
-    p.set_defaults(func=cmd_series_check)
+    check_opts(psub.add_parser("check", help="the same as `series check`"))
     p = psub.add_parser("apply", help="apply patches/ to an installed TVM or a checkout")
     p.add_argument("--target", help="site-packages/tvm, or a TVM checkout's python/tvm")
     p.add_argument("--venv", help="a virtual environment whose tvm to patch")
@@ -381,18 +384,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = ssub.add_parser("export", help="git format-patch DIR back into patches/ and the mirror")
     p.add_argument("dir", help="a repository made by `series materialize`")
     p.set_defaults(func=cmd_series_export)
-    p = ssub.add_parser("check", help="apply, re-export, mirror == tip, each patch's own tests")
-    p.add_argument("--no-tests", action="store_true", help="skip the per-patch test runs")
-    p.add_argument("--venv", default=None, help="venv whose tvm the tests use (default .venv)")
-    p.add_argument("--log-dir", default=None, help="pytest logs (default build/series-check)")
-    p.add_argument(
-        "--only",
-        action="append",
-        help="run only this patch's tests (number or name prefix; repeatable)",
+    check_opts(
+        ssub.add_parser("check", help="apply, re-export, mirror == tip, each patch's own tests")
     )
-    p.add_argument("--jobs", type=int, default=1, help="scratch copies testing at once")
-    base_opts(p)
-    p.set_defaults(func=cmd_series_check)
     p = ssub.add_parser("rebase", help="move DIR's series onto a newer base (three-way merge)")
     p.add_argument("dir", help="a repository made by `series materialize`")
     p.add_argument("--wheel", help="a newer apache-tvm wheel")
