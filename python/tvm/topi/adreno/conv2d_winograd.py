@@ -25,11 +25,12 @@ over input channels (a batched matrix product, one per tile position), and the o
 transform ``A^T (.) A``. Every intermediate keeps channels innermost in blocks of 4, so each
 stage reads and writes texture pixels.
 
-The matrices use the interpolation points (0, 1, -1) for F(2x2, 3x3) and (0, 1, -1, 2, -2)
-for F(4x4, 3x3), plus the point at infinity.
+The matrices are upstream's (``topi.nn.winograd_util``): Cook-Toom with the interpolation points
+chosen there for accuracy, (0, -1, 1) for F(2x2, 3x3) and (0, -1, 1, 1/2, -2) for F(4x4, 3x3),
+plus the point at infinity.
 """
 
-from typing import Dict, Sequence, Tuple
+from typing import Sequence, Tuple
 
 import numpy as np
 
@@ -44,67 +45,33 @@ from tvm.s_tir.dlight.adreno.base import (
 
 from ..nn.pad import pad
 from ..nn.utils import get_pad_tuple
+from ..nn.winograd_util import cook_toom_matrices
 from .utils import CHANNEL_BLOCK, blocked_shape
-
-#: ``tile -> (A^T, B^T, G)`` for a 3x3 kernel: A^T is (tile, alpha), B^T (alpha, alpha),
-#: G (alpha, 3), with ``alpha = tile + 2``.
-_MATRICES: Dict[int, Tuple[np.ndarray, np.ndarray, np.ndarray]] = {
-    2: (
-        np.array([[1, 1, 1, 0], [0, 1, -1, -1]]),
-        np.array([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]]),
-        np.array([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]]),
-    ),
-    4: (
-        np.array(
-            [
-                [1, 1, 1, 1, 1, 0],
-                [0, 1, -1, 2, -2, 0],
-                [0, 1, 1, 4, 4, 0],
-                [0, 1, -1, 8, -8, 1],
-            ]
-        ),
-        np.array(
-            [
-                [4, 0, -5, 0, 1, 0],
-                [0, -4, -4, 1, 1, 0],
-                [0, 4, -4, -1, 1, 0],
-                [0, -2, -1, 2, 1, 0],
-                [0, 2, -1, -2, 1, 0],
-                [0, 4, 0, -5, 0, 1],
-            ]
-        ),
-        np.array(
-            [
-                [1 / 4, 0, 0],
-                [-1 / 6, -1 / 6, -1 / 6],
-                [-1 / 6, 1 / 6, -1 / 6],
-                [1 / 24, 1 / 12, 1 / 6],
-                [1 / 24, -1 / 12, 1 / 6],
-                [0, 0, 1],
-            ]
-        ),
-    ),
-}
 
 KERNEL_SIZE = 3
 
+#: Output tile sizes with a schedule: F(2x2, 3x3) and F(4x4, 3x3).
+TILES = (2, 4)
+
 
 def winograd_matrices(tile: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The transform matrices ``(A^T, B^T, G)`` of F(tile x tile, 3 x 3).
+    """The transform matrices ``(A^T, B^T, G)`` of F(tile x tile, 3 x 3), from
+    :func:`tvm.topi.nn.winograd_util.cook_toom_matrices`.
 
     Parameters
     ----------
     tile : int
-        Output tile size, 2 or 4.
+        Output tile size, one of ``TILES``.
 
     Returns
     -------
     matrices : tuple of numpy.ndarray
         ``A^T`` (tile x alpha), ``B^T`` (alpha x alpha), ``G`` (alpha x 3) in float64.
     """
-    if tile not in _MATRICES:
-        raise ValueError(f"Winograd tile {tile} is not supported, use one of {sorted(_MATRICES)}")
-    return tuple(np.asarray(m, dtype="float64") for m in _MATRICES[tile])
+    if tile not in TILES:
+        raise ValueError(f"Winograd tile {tile} is not supported, use one of {list(TILES)}")
+    a_mat, b_mat, g_mat = cook_toom_matrices(tile, KERNEL_SIZE)
+    return tuple(np.asarray(m, dtype="float64") for m in (a_mat.T, b_mat.T, g_mat))
 
 
 def _coef(matrix: np.ndarray, row, col: int, dtype: str):
