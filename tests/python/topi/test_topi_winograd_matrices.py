@@ -64,6 +64,15 @@ def test_adreno_winograd_takes_upstreams_matrices(tile):
     np.testing.assert_array_equal(g, g_mat)
 
 
+def test_matrices_are_computed_once_and_read_only():
+    """Every Winograd stage of every conv asks for them: one computation per size, shared, so
+    no caller may write into them."""
+    first, second = cook_toom_matrices(4, 3), cook_toom_matrices(4, 3)
+    assert all(a is b for a, b in zip(first, second))
+    for matrix in (*first, *winograd_matrices(4)):
+        with pytest.raises(ValueError, match="read-only"):
+            matrix[0, 0] = 1.0
+
 def test_unsupported_sizes_are_refused():
     with pytest.raises(ValueError, match="tile size"):
         cook_toom_matrices(9, 3)
