@@ -127,7 +127,8 @@ def _compile(funcs: Dict[str, Any], target: Target):
 
 def _compile_candidates(funcs: Dict[str, Any], target: Target, log):
     """One library of the candidates that compile, and those candidates: all of them in one
-    build, or, when one fails the batch, the ones that compile on their own."""
+    build, or, when one fails the batch, the ones that compile on their own. No library (None)
+    when the first candidate, the default, is not among them: the task is then left out."""
     try:
         return _compile(funcs, target), funcs
     except Exception:  # pylint: disable=broad-except
@@ -139,7 +140,8 @@ def _compile_candidates(funcs: Dict[str, Any], target: Target, log):
             kept[name] = func
         except Exception as err:  # pylint: disable=broad-except
             log(f"  candidate {name} does not compile: {device_measure._one_line(err)}")
-    return (_compile(kept, target) if kept else None), kept
+    default = next(iter(funcs))
+    return (_compile(kept, target) if default in kept else None), kept
 
 
 def _candidate_name(task: int, candidate: int) -> str:
@@ -189,7 +191,8 @@ def build_candidates(
         workload_mod = task.dispatched[0]
         args = args_info_with_scopes(workload_mod["main"])
         workload = Workload(workload_mod)
-        if args is None or workload.as_json()[0] in known:
+        workload_json = workload.as_json()
+        if args is None or workload_json[0] in known:
             continue  # symbolic shapes (generic GPU rules), or a workload already in the bundle
         cands = candidates(workload_mod, target, rules, max_candidates, seed + len(known))
         if len(cands) < 2:
@@ -206,12 +209,12 @@ def build_candidates(
             target,
             log,
         )
-        if _candidate_name(index, 0) not in funcs:
+        if lib is None:
             continue  # the default itself does not compile: the pipeline reports it
         lib_name = f"task_{index:04d}.so"
         lib.export_library(str(folder / "lib" / lib_name))
-        known.add(workload.as_json()[0])
-        entries = _add_pending(pending, workload, cands, funcs, index, target)
+        known.add(workload_json[0])
+        entries = _add_pending(pending, workload, workload_json, cands, funcs, index, target)
         manifest["tasks"].append(
             {
                 "index": index,
@@ -232,10 +235,13 @@ def build_candidates(
     return manifest
 
 
-def _add_pending(pending, workload, cands, funcs, index: int, target: Target) -> List[Dict]:
-    """Add the workload and the tuning record of each compiled candidate to ``pending`` (they
-    become database records once timed); the candidates' manifest entries."""
-    pending["workloads"].append(workload.as_json())
+def _add_pending(
+    pending, workload, workload_json, cands, funcs, index: int, target: Target
+) -> List[Dict]:
+    """Add the workload (``workload_json`` is its JSON) and the tuning record of each compiled
+    candidate to ``pending`` (they become database records once timed); the candidates'
+    manifest entries."""
+    pending["workloads"].append(workload_json)
     args_info = ArgInfo.from_prim_func(workload.mod["main"])
     entries = []
     for i, cand in enumerate(cands):
