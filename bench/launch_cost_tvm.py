@@ -27,7 +27,7 @@ the same process setting: the difference is what TVM's host side adds to the dri
 
 Host (needs the compiler), then the device (runtime only, the bundle's TVM on PYTHONPATH):
 
-    python bench/launch_cost_tvm.py build --out build/launch/chain.so [--launches 200]
+    python bench/launch_cost_tvm.py build --lib build/launch/chain.so [--launches 200]
     python bench/launch_cost_tvm.py device --lib build/launch/chain.so [--launches 200]
 """
 
@@ -121,14 +121,18 @@ def main() -> int:
     """Build the chain, or time it (see the module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("step", choices=["build", "device"])
-    parser.add_argument("--out", type=pathlib.Path, default=pathlib.Path("build/launch/chain.so"))
-    parser.add_argument("--lib", type=pathlib.Path, default=pathlib.Path("build/launch/chain.so"))
+    parser.add_argument(
+        "--lib",
+        type=pathlib.Path,
+        default=pathlib.Path("build/launch/chain.so"),
+        help="the chain's library: written by build, timed by device",
+    )
     parser.add_argument("--launches", type=int, default=200)
     parser.add_argument("--calls", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=15)
     args = parser.parse_args()
     if args.step == "build":
-        build(args.out, args.launches)
+        build(args.lib, args.launches)
     else:
         device(args.lib, args.launches, args.calls, args.rounds)
     return 0
