@@ -28,6 +28,7 @@ from tvm import s_tir, te, tirx, topi
 from tvm.s_tir import dlight as dl
 from tvm.relax.backend.adreno.transform import PackChannelArgReduce
 from tvm.s_tir.dlight.adreno import ReductionConfig
+from tvm.s_tir.dlight.adreno.reduction import reduces_one_tensor
 from tvm.script import ir as I
 from tvm.script import relax as R
 
@@ -124,7 +125,17 @@ def test_contraction_is_declined():
     """Two operands in the reduction (a conv, a matmul): not a reduction of one tensor."""
     a = te.placeholder((16, 32), "float32", name="a")
     b = te.placeholder((32, 8), "float32", name="b")
-    assert _schedule(te.create_prim_func([a, b, topi.matmul(a, b)])) is None
+    func = te.create_prim_func([a, b, topi.matmul(a, b)])
+    assert not reduces_one_tensor(func)
+    assert _schedule(func) is None
+
+
+def test_reductions_of_one_tensor_are_recognised_by_structure():
+    """The contract the memory scope annotation asks about: sums, means and poolings."""
+    assert reduces_one_tensor(prim_func_of(_max_pool))
+    assert reduces_one_tensor(prim_func_of(lambda x: topi.sum(x, axis=[2, 3], keepdims=True)))
+    assert reduces_one_tensor(prim_func_of(lambda x: topi.nn.global_pool(x, "avg", "NCHW4c")))
+    assert not reduces_one_tensor(prim_func_of(topi.nn.relu))
 
 
 def test_layout_transform_and_elementwise_are_declined():

@@ -57,6 +57,51 @@ def _static_extent(dom) -> Optional[int]:
     return _static_int(dom.extent)
 
 
+def _spatial_then_reduction(block: "s_tir.SBlock") -> int:
+    """The number of spatial iterators of ``block`` when they all come before its reduction
+    iterators, else 0."""
+    kinds = "".join(
+        "R" if iv.iter_type == tirx.IterVar.CommReduce else "S" for iv in block.iter_vars
+    )
+    num_s = len(kinds) - len(kinds.lstrip("S"))
+    if kinds != "S" * num_s + "R" * (len(kinds) - num_s):
+        return 0
+    return num_s
+
+
+def _the_reduction(sch: s_tir.Schedule, blocks) -> Optional["s_tir.SBlockRV"]:
+    """The one reduction block among ``blocks`` when it reduces one tensor over spatial
+    iterators followed by reduction iterators, else None (a contraction such as a matmul or a
+    conv reads two tensors)."""
+    reduce_blocks = [b for b in blocks if get_sblock_info(sch, b).is_reduction()]
+    if len(reduce_blocks) != 1:
+        return None
+    stmt = sch.get(reduce_blocks[0])
+    if len(stmt.reads) != 1 or not _spatial_then_reduction(stmt):
+        return None
+    return reduce_blocks[0]
+
+
+def reduces_one_tensor(func: tirx.PrimFunc) -> bool:
+    """Whether ``func`` has the structure the ``Reduction`` rule takes: one reduction of one
+    tensor, its spatial iterators before its reduction iterators.
+
+    Parameters
+    ----------
+    func : tirx.PrimFunc
+        The function.
+
+    Returns
+    -------
+    takes : bool
+        True when the rule may schedule ``func``; it still declines a function whose other
+        blocks cannot be inlined around the reduction.
+    """
+    sch = s_tir.Schedule(func)
+    blocks = sch.get_child_blocks(sch.get_sblock(name="root", func_name="main"))
+    return _the_reduction(sch, blocks) is not None
+
+
 class Reduction(AdrenoScheduleRule):
     """Reductions and pooling: one thread per output for short reductions, threads sharing
     each output for long ones (see the module docstring)."""
@@ -75,12 +120,9 @@ class Reduction(AdrenoScheduleRule):
         sch = s_tir.Schedule(func)
         root = sch.get_sblock(name="root", func_name="main")
         blocks = sch.get_child_blocks(root)
-        reduce_blocks = [b for b in blocks if get_sblock_info(sch, b).is_reduction()]
-        if len(reduce_blocks) != 1:
+        block = _the_reduction(sch, blocks)
+        if block is None:
             return None
-        block = reduce_blocks[0]
-        if len(sch.get(block).reads) != 1:
-            return None  # a contraction (matmul, conv), not a reduction of one tensor
         # A last block over another domain (a pad after the pooling) is scheduled at its own
         # outputs, with the reduction computed under it (short reductions only, see below).
         consumer = self._consumer_over_another_domain(sch, blocks, block)
@@ -93,12 +135,7 @@ class Reduction(AdrenoScheduleRule):
             return None
 
         stmt = sch.get(block)
-        kinds = "".join(
-            "R" if iv.iter_type == tirx.IterVar.CommReduce else "S" for iv in stmt.iter_vars
-        )
-        num_s = len(kinds) - len(kinds.lstrip("S"))
-        if num_s == 0 or kinds != "S" * num_s + "R" * (len(kinds) - num_s):
-            return None
+        num_s = _spatial_then_reduction(stmt)
         loops = sch.get_loops(block)
         if not self._trivial_binding(sch, block, loops):
             return None

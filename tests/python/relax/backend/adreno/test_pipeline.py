@@ -75,10 +75,10 @@ def test_layout_rewrites_run_around_convert_layout():
     ]
 
 
-def test_reductions_annotate_memory_scopes_in_place_of_the_cpp_pass():
+def test_texture_scopes_are_annotated_by_the_backend_pass_in_place_of_the_cpp_one():
     names = _legalize_names(TEXTURE)
     assert "AnnotateCustomMemoryScope" not in names
-    assert names.index("AnnotateTIROpPattern") < names.index("AnnotateReductionMemoryScope")
+    assert names.index("AnnotateTIROpPattern") < names.index("AnnotateTextureScope")
 
 
 def test_scopes_are_balanced_after_fusion_and_before_specialization():
@@ -102,7 +102,7 @@ def test_buffer_target_runs_no_texture_pass():
         "ClipToMinMax",
         "DecomposePReLU",
         "ConvertLayout",
-        "AnnotateReductionMemoryScope",
+        "AnnotateTextureScope",
         "BalanceTextureScope",
         "SpecializeTextureCallSites",
     }

@@ -28,7 +28,7 @@ layout conversion, ``PackChannelArgReduce`` rewrites
 (with or without the slice, with or without ``keepdims``) into one ``call_tir`` that reduces
 over both packed channel axes of ``x`` and returns the channel index ``4 * c_outer + lane``.
 Lanes past ``C`` are left out of the reduction domain, so a padded channel never wins; ties
-go to the lowest index, as in NumPy.  ``AnnotateReductionMemoryScope`` then lets the kernel
+go to the lowest index, as in NumPy.  ``AnnotateTextureScope`` then lets the kernel
 read ``x`` from its texture.
 """
 

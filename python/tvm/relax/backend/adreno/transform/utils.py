@@ -92,31 +92,3 @@ def rewrite_relax_functions(
                 func = finalize(func)
             mutator.builder_.update_func(gvar, func)
     return mutator.builder_.get()
-
-
-@relax.expr_functor.mutator
-class _ConstantCopier(relax.PyExprMutator):  # pylint: disable=abstract-method
-    """Replaces each constant by a new node holding the same tensor and type."""
-
-    def visit_generic_const_(self, op: tvm.ir.GenericConst) -> relax.Expr:
-        # pylint: disable=arguments-renamed
-        return tvm.ir.GenericConst(op.value, op.ty, op.span)
-
-
-def with_private_constants(mod: tvm.IRModule) -> tvm.IRModule:
-    """``mod`` with every constant of its Relax functions a new node of its own.
-
-    The tensors are shared, not copied. A pass that updates the type of a constant in place
-    then changes only the returned module, not the module (and the constants) it was given.
-
-    Parameters
-    ----------
-    mod : tvm.IRModule
-        The module; it is not changed.
-
-    Returns
-    -------
-    mod : tvm.IRModule
-        A copy of ``mod`` whose Relax functions hold new constant nodes.
-    """
-    return rewrite_relax_functions(mod, _ConstantCopier(mod))

@@ -28,9 +28,8 @@ count). The layout transforms are Relax ops, so the texture pipeline
 (``relax.backend.adreno.transform.FoldTextureLayoutTransforms``) can cancel them against the
 ones ``ConvertLayout`` put around the op.
 
-The PrimFunc carries the attributes of an ``NCHW4c`` / ``OIHW4o`` conv2d as ``op_attrs``: that
-is what the memory-scope annotation (C++ ``AnnotateCustomMemoryScope``) reads to place a
-convolution's activation in a texture and its weight in a buffer.
+The memory scope annotation (``relax.backend.adreno.transform.AnnotateTextureScope``) finds
+the compute by that annotation and places its data in a texture and its weight in a buffer.
 """
 
 import tvm
@@ -63,21 +62,6 @@ def conv2d_transpose_supported(call: relax.Call) -> bool:
     if int(attrs.groups) != 1 or [int(d) for d in attrs.dilation] != [1, 1]:
         return False
     return all(get_static_shape(e.ty) is not None for e in (call.args[0], call.args[1], call))
-
-
-def _conv2d_attrs(call: relax.Call) -> tvm.ir.Attrs:
-    attrs = call.attrs
-    return tvm.ir.make_node(
-        "relax.attrs.Conv2DAttrs",
-        strides=attrs.strides,
-        padding=attrs.padding,
-        dilation=attrs.dilation,
-        groups=1,
-        data_layout="NCHW4c",
-        kernel_layout="OIHW4o",
-        out_layout="NCHW4c",
-        out_dtype=str(call.ty.dtype),
-    )
 
 
 def conv2d_transpose_NCHWc(bb: relax.BlockBuilder, call: relax.Call) -> relax.Expr:
@@ -127,7 +111,7 @@ def conv2d_transpose_NCHWc(bb: relax.BlockBuilder, call: relax.Call) -> relax.Ex
         out_dtype=str(call.ty.dtype),
         output_padding=call.attrs.output_padding,
     )
-    func = with_schedule_rule(func, CONV2D_TRANSPOSE).with_attr("op_attrs", _conv2d_attrs(call))
+    func = with_schedule_rule(func, CONV2D_TRANSPOSE)
     out4 = bb.emit(relax.call_tir(bb.add_func(func, "conv2d_transpose_NCHWc"), args, ty))
     out = relax.op.layout_transform(out4, lambda n, c, h, w, b: (n, c * CHANNEL_BLOCK + b, h, w))
     if -(-out_channels // CHANNEL_BLOCK) * CHANNEL_BLOCK != out_channels:
