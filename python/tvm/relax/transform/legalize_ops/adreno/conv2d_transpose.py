@@ -32,7 +32,6 @@ The memory scope annotation (``relax.backend.adreno.transform.AnnotateTextureSco
 the compute by that annotation and places its data in a texture and its weight in a buffer.
 """
 
-import tvm
 from tvm import relax, topi
 from tvm.relax.utils import gen_call_tir_inputs, get_static_shape
 from tvm.s_tir.dlight.adreno.base import CONV2D_TRANSPOSE
