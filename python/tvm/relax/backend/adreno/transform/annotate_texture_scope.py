@@ -93,22 +93,17 @@ def _tensor_args(call: relax.Call) -> List[relax.Expr]:
     return [arg for arg in fields if isinstance(arg.ty, relax.TensorType)]
 
 
-def _texture_reductions(mod: tvm.IRModule) -> Dict[tvm.ir.GlobalVar, bool]:
+def _texture_reductions(mod: tvm.IRModule, calls: List[relax.Call]) -> Dict[tvm.ir.GlobalVar, bool]:
     """The reduction PrimFuncs that read textures: every call passes only packed tensors and
     the function has the structure of the Adreno ``Reduction`` rule."""
     packed: Dict[tvm.ir.GlobalVar, bool] = {}
-
-    def _visit(expr):
-        if isinstance(expr, relax.Call) and expr.op.same_as(_CALL_TIR):
-            gvar = expr.args[0]
-            args = _tensor_args(expr)
+    for call in calls:
+        if call.op.same_as(_CALL_TIR):
+            gvar = call.args[0]
+            args = _tensor_args(call)
             packed[gvar] = (
                 packed.get(gvar, True) and bool(args) and all(_is_packed(a.ty) for a in args)
             )
-
-    for _, func in mod.functions_items():
-        if isinstance(func, relax.Function):
-            relax.analysis.post_order_visit(func, _visit)
     chosen = {}
     for gvar, all_packed in packed.items():
         func = mod[gvar]
@@ -133,11 +128,12 @@ def _block_schedule_rules(func: tirx.PrimFunc) -> Set[str]:
 class _ScopeRule:
     """Which arguments of a call read textures (see the module docstring)."""
 
-    def __init__(self, mod: tvm.IRModule, limits: TextureLimits):
+    def __init__(self, mod: tvm.IRModule, limits: TextureLimits, calls: List[relax.Call]):
         self.mod = mod
         self.limits = limits
-        self.reductions = _texture_reductions(mod)
+        self.reductions = _texture_reductions(mod, calls)
         self.callees: Dict[tvm.ir.GlobalVar, List[bool]] = {}
+        self.asked: Dict[relax.Call, List[str]] = {}
 
     def _reads_textures(self, call: relax.Call) -> List[bool]:
         """Per tensor argument, whether the callee reads it from a texture; the last entry
@@ -168,41 +164,57 @@ class _ScopeRule:
 
     def argument_scopes(self, call: relax.Call) -> List[str]:
         """The scope ``call`` asks for each of its tensor arguments."""
-        reads = self._reads_textures(call)
-        scopes = []
-        for index, arg in enumerate(_tensor_args(call)):
-            texture = reads[min(index, len(reads) - 1)] and _is_packed(arg.ty)
-            scopes.append(choose_texture_scope(arg.ty.shape, self.limits) if texture else _GLOBAL)
-        return scopes
+        if call not in self.asked:
+            reads = self._reads_textures(call)
+            scopes = []
+            for index, arg in enumerate(_tensor_args(call)):
+                texture = reads[min(index, len(reads) - 1)] and _is_packed(arg.ty)
+                scope = choose_texture_scope(arg.ty.shape, self.limits) if texture else _GLOBAL
+                scopes.append(scope)
+            self.asked[call] = scopes
+        return self.asked[call]
 
 
 @relax.expr_functor.visitor
-class _DemandCollector(relax.PyExprVisitor):  # pylint: disable=abstract-method
-    """The scopes the consumers of each variable ask for."""
+class _BindingCollector(relax.PyExprVisitor):  # pylint: disable=abstract-method
+    """The variable bindings of a function, in order."""
 
-    def __init__(self, rule: _ScopeRule):
+    def __init__(self):
         super().__init__()
-        self.rule = rule
-        self.demands: Dict[relax.Var, List[str]] = {}
-        self.tuple_fields: Dict[relax.Var, List[relax.Expr]] = {}
-        self.field_of: Dict[relax.Var, relax.Expr] = {}
+        self.bindings: List[relax.VarBinding] = []
 
     def visit_var_binding_(self, binding: relax.VarBinding):  # pylint: disable=arguments-renamed
+        self.bindings.append(binding)
+        super().visit_var_binding_(binding)
+
+
+def _var_bindings(func: relax.Function) -> List[relax.VarBinding]:
+    collector = _BindingCollector()
+    collector.visit_expr(func)
+    return collector.bindings
+
+
+def _demands(bindings: List[relax.VarBinding], rule: _ScopeRule) -> Dict[relax.Var, List[str]]:
+    """The scopes the consumers of each variable ask for, one entry per consumer."""
+    demands: Dict[relax.Var, List[str]] = {}
+    tuple_fields: Dict[relax.Var, List[relax.Expr]] = {}
+    field_of: Dict[relax.Var, relax.Expr] = {}
+    for binding in bindings:
         value = binding.value
         if isinstance(value, relax.Tuple):
-            self.tuple_fields[binding.var] = list(value.fields)
-        elif isinstance(value, relax.TupleGetItem) and value.tuple_value in self.tuple_fields:
+            tuple_fields[binding.var] = list(value.fields)
+        elif isinstance(value, relax.TupleGetItem) and value.tuple_value in tuple_fields:
             # A consumer of a field of a tuple built here asks the field's producer.
-            self.field_of[binding.var] = self.tuple_fields[value.tuple_value][value.index]
+            field_of[binding.var] = tuple_fields[value.tuple_value][value.index]
         elif isinstance(value, relax.Call):
             asked: Dict[relax.Var, str] = {}
-            for arg, scope in zip(_tensor_args(value), self.rule.argument_scopes(value)):
-                arg = self.field_of.get(arg, arg)
+            for arg, scope in zip(_tensor_args(value), rule.argument_scopes(value)):
+                arg = field_of.get(arg, arg)
                 if isinstance(arg, relax.Var):
                     asked.setdefault(arg, scope)  # a consumer counts once per tensor
             for var, scope in asked.items():
-                self.demands.setdefault(var, []).append(scope)
-        super().visit_var_binding_(binding)
+                demands.setdefault(var, []).append(scope)
+    return demands
 
 
 def _decide(demands: List[str]) -> str:
@@ -258,23 +270,13 @@ class _ScopeWriter(relax.PyExprMutator):  # pylint: disable=abstract-method
         self.vdevice(_GLOBAL)
         return _GLOBAL
 
-    def decide(self, func: relax.Function):
-        """Choose the scope of every call result of ``func``."""
+    def decide(self, func: relax.Function, bindings: List[relax.VarBinding]):
+        """Choose the scope of every call result of ``func``, whose bindings are given."""
         self.params = set(func.params)
-        collector = _DemandCollector(self.rule)
-        collector.visit_expr(func)
-
-        def _visit(expr):
-            if isinstance(expr, relax.SeqExpr):
-                for block in expr.blocks:
-                    for binding in block.bindings:
-                        if isinstance(binding, relax.VarBinding) and isinstance(
-                            binding.value, relax.Call
-                        ):
-                            demands = collector.demands.get(binding.var, [])
-                            self.result_scope[binding.value] = _decide(demands)
-
-        relax.analysis.post_order_visit(func, _visit)
+        demands = _demands(bindings, self.rule)
+        for binding in bindings:
+            if isinstance(binding.value, relax.Call):
+                self.result_scope[binding.value] = _decide(demands.get(binding.var, []))
 
     def _hint(self, arg: relax.Expr, scope: str) -> relax.Expr:
         if arg in self.params and scope != _GLOBAL:
@@ -337,12 +339,22 @@ class AnnotateTextureScope:  # pylint: disable=too-few-public-methods
 
     def transform_module(self, mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
         """Annotate the scope of every tensor of the Relax functions of ``mod``."""
-        rule = _ScopeRule(mod, TextureLimits.from_target(self.target))
+        funcs = {
+            gvar: (func, _var_bindings(func))
+            for gvar, func in mod.functions_items()
+            if isinstance(func, relax.Function) and not _is_primitive(func)
+        }
+        calls = [
+            b.value
+            for _, bindings in funcs.values()
+            for b in bindings
+            if isinstance(b.value, relax.Call)
+        ]
+        rule = _ScopeRule(mod, TextureLimits.from_target(self.target), calls)
         writer = _ScopeWriter(mod, self.target, rule)
-        for gvar, func in mod.functions_items():
-            if isinstance(func, relax.Function) and not _is_primitive(func):
-                writer.decide(func)
-                writer.builder_.update_func(gvar, writer.visit_expr(func))
+        for gvar, (func, bindings) in funcs.items():
+            writer.decide(func, bindings)
+            writer.builder_.update_func(gvar, writer.visit_expr(func))
         mod = writer.builder_.get()
         mod.update_global_info("vdevice", list(writer.vdevices.values()))
         mod = relax.transform.DeadCodeElimination()(mod)
