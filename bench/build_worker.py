@@ -54,6 +54,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import inputs as bench_inputs  # noqa: E402  pylint: disable=wrong-import-position
+import module_tree  # noqa: E402  pylint: disable=wrong-import-position
 
 import tvm  # noqa: E402  pylint: disable=wrong-import-position
 from tvm import relax  # noqa: E402  pylint: disable=wrong-import-position
@@ -202,22 +203,13 @@ def build(model: str, config: str, out: pathlib.Path, tiny: bool, lift: bool = T
         ex.export_library(str(path))
         meta["lib"] = path.name
         meta["lib_bytes"] = path.stat().st_size
-        src = "".join(m.inspect_source() for m in _opencl_modules(ex.mod))
+        src = "".join(m.inspect_source() for m in module_tree.opencl_modules(ex.mod))
         meta["kernels"] = src.count("__kernel void")
         meta["image_kernels"] = src.count("image2d_array_t")
         meta["ok"] = True
     except Exception as err:  # pylint: disable=broad-except
         meta["error"] = "export: " + _one_line(err)
     return meta
-
-
-def _opencl_modules(module):
-    found = []
-    for imported in module.imports:
-        if imported.kind == "opencl":
-            found.append(imported)
-        found.extend(_opencl_modules(imported))
-    return found
 
 
 def reference(mod, meta, fixed, out: pathlib.Path) -> dict:

@@ -52,6 +52,8 @@ import sys
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import module_tree  # noqa: E402  pylint: disable=wrong-import-position
+
 #: Knob overrides per variant: rule config class name -> fields.
 VARIANTS = {
     "default": {},
@@ -167,20 +169,9 @@ def cmd_build(args) -> int:
     path = args.out / f"cases-{args.label}.json"
     path.write_text(json.dumps(cases, indent=1), encoding="utf-8")
     (args.out / "bench").mkdir(exist_ok=True)
-    for name in ("conv_schedules.py",):
+    for name in ("conv_schedules.py", "module_tree.py"):
         (args.out / "bench" / name).write_text((HERE / name).read_text(encoding="utf-8"))
     return 0
-
-
-def _holder(module, name):
-    """The (imported) module that defines ``name``: time_evaluator does not search imports."""
-    if module.implements_function(name, False):
-        return module
-    for sub in module.imports:
-        found = _holder(sub, name)
-        if found is not None:
-            return found
-    return None
 
 
 def _layer_flop(layer):
@@ -225,7 +216,7 @@ def cmd_device(args) -> int:
                     )
             other_total, others = 0.0, []
             for name, infos in case.get("others", []):
-                if _holder(lib, name) is None:
+                if module_tree.function_holder(lib, name) is None:
                     others.append(f"{name}=absent")
                     continue
                 median, _ = _time_kernel(lib, name, infos, dev, rng, args.repeat)
@@ -260,7 +251,7 @@ def _time_kernel(lib, name, infos, dev, rng, repeat):
     import numpy as np  # pylint: disable=import-outside-toplevel
     import tvm  # pylint: disable=import-outside-toplevel
 
-    holder = _holder(lib, name)
+    holder = module_tree.function_holder(lib, name)
     tensors = []
     for shape, dtype, scope in infos:
         tensor = tvm.runtime.empty(tuple(shape), dtype, dev, mem_scope=scope)
@@ -300,7 +291,7 @@ def _check_against_first(cases, outputs, rows, args, dev):
             tensor = tvm.runtime.empty(tuple(shape), dtype, dev, mem_scope=scope)
             tensor.copyfrom(value)
             tensors.append(tensor)
-        _holder(lib, name)[name](*tensors)
+        module_tree.function_holder(lib, name)[name](*tensors)
         row["max_abs_diff"] = float(np.abs(tensors[-1].numpy() - want).max())
 
 

@@ -45,6 +45,8 @@ import os
 import pathlib
 import sys
 
+import module_tree
+
 COUNTS = [4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
 STRATEGIES = {"serial": 10**9, "split": 0}
 WORKLOADS = ("hw16", "hw128", "hw1024", "c196")
@@ -131,7 +133,7 @@ def cmd_build(args) -> int:
                     reduction.ReductionConfig.from_target = original
                 lib = f"{workload}_{n}_{strategy}.so"
                 exe.export_library(str(out / "lib" / lib))
-                src = "".join(m.inspect_source() for m in _opencl_modules(exe.mod))
+                src = "".join(m.inspect_source() for m in module_tree.opencl_modules(exe.mod))
                 cases.append(
                     {
                         "workload": workload,
@@ -148,28 +150,10 @@ def cmd_build(args) -> int:
                 print(f"built {lib} ({name}, input {scope})", flush=True)
     (out / "cases.json").write_text(json.dumps(cases, indent=1), encoding="utf-8")
     (out / "bench").mkdir(exist_ok=True)
-    (out / "bench" / "reduction_threshold.py").write_text(
-        pathlib.Path(__file__).read_text(encoding="utf-8"), encoding="utf-8"
-    )
+    for name in ("reduction_threshold.py", "module_tree.py"):
+        source = pathlib.Path(__file__).with_name(name)
+        (out / "bench" / name).write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
     return 0
-
-
-def _opencl_modules(module):
-    found = [module] if module.kind == "opencl" else []
-    for sub in module.imports:
-        found += _opencl_modules(sub)
-    return found
-
-
-def _holder(module, name):
-    """The (imported) module that defines ``name``: time_evaluator does not search imports."""
-    if module.implements_function(name, False):
-        return module
-    for sub in module.imports:
-        found = _holder(sub, name)
-        if found is not None:
-            return found
-    return None
 
 
 def _warm_up(bundle, case, dev, seconds: float):
@@ -178,7 +162,7 @@ def _warm_up(bundle, case, dev, seconds: float):
     import tvm  # pylint: disable=import-outside-toplevel
 
     lib = tvm.runtime.load_module(str(bundle / "lib" / case["lib"]))
-    func = _holder(lib, case["func"])[case["func"]]
+    func = module_tree.function_holder(lib, case["func"])[case["func"]]
     x = tvm.runtime.empty(tuple(case["shape"]), "float32", dev, mem_scope=case["scope"])
     shape = list(case["shape"])
     for axis in case["axes"]:
@@ -215,7 +199,7 @@ def cmd_device(args) -> int:
         row = {"device": device, **{k: case[k] for k in ("workload", "n", "strategy")}}
         try:
             lib = tvm.runtime.load_module(str(args.bundle / "lib" / case["lib"]))
-            holder = _holder(lib, case["func"])
+            holder = module_tree.function_holder(lib, case["func"])
             x_dev = tvm.runtime.empty(shape, "float32", dev, mem_scope=case["scope"])
             x_dev.copyfrom(x)
             y_dev = tvm.runtime.empty(want.shape, "float32", dev)
