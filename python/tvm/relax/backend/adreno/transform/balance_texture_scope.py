@@ -28,16 +28,17 @@ scope                      a     image (width x height x layers)
 ``global.texture-weight``  1     ``d1*...*d(r-2)`` x ``d0`` x 1
 ========================== ===== ============================================
 
-``AnnotateCustomMemoryScope`` (C++, ``src/relax/backend/adreno/annotate_custom_storage.cc``)
-takes the first of ``-weight``, ``-nhwc``, ``texture`` that fits.  For activations with batch 1
-that is almost always ``-weight``: an image one pixel high and ``C/4*H*W`` wide, which wastes the
-2-D locality of the texture cache and runs into the width limit long before the memory does.
-Its limit checks are also strict (a side equal to the limit is refused), and a tensor with a
-dynamic shape gets ``global.texture-nchw``, a scope that neither the TIR texture lowering nor the
-OpenCL runtime knows.
+:py:func:`choose_texture_scope` takes, among the scopes whose image fits the target, the one
+closest to a square.  ``AnnotateTextureScope`` gives each texture tensor that scope.  Upstream's
+C++ ``AnnotateCustomMemoryScope`` (``src/relax/backend/adreno/annotate_custom_storage.cc``),
+which it replaces, took the first of ``-weight``, ``-nhwc``, ``texture`` that fits: for
+activations with batch 1 almost always ``-weight``, an image one pixel high and ``C/4*H*W``
+wide, which wastes the 2-D locality of the texture cache and runs into the width limit long
+before the memory does.
 
-``BalanceTextureScope`` runs after fusion and re-chooses the scope of every tensor the C++ pass
-put in a texture:
+``BalanceTextureScope`` runs after fusion and chooses again for every texture tensor, for the
+tensors that passes after the annotation put in a texture without choosing its scope (the
+Winograd legalization gives its two intermediates the module's first texture scope):
 
 * among the scopes whose image fits the target's ``texture_spatial_limit`` (width and height)
   and ``texture_depth_limit`` (layers), it takes the one with the smallest aspect ratio
