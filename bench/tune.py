@@ -28,7 +28,8 @@ The batch-from-artifacts path of ``tvm.s_tir.meta_schedule.adreno``:
         the times become tuning records of the device's MetaSchedule JSON database
   python bench/tune.py migrate [--models ...] [--database bench/tuning/nvidia-h200]
         re-key the records of workloads whose PrimFunc changed only by the ``schedule_rule``
-        block annotation (the series added it after the database was measured)
+        block annotation (the series added it after the database was measured) or by the
+        texture scope of a parameter (constants took the C++ first-fit scope until 7784bcf)
 
 ``python bench/run.py build --configs a,t`` then builds (a) untuned and (t) tuned side by side
 (config ``t`` compiles under the database named by ``BENCH_TUNING_DB``).
@@ -123,6 +124,59 @@ def cmd_collect(args) -> int:
     return 0
 
 
+def _first_fit_scope(shape) -> str:
+    """The scope upstream's C++ ``AnnotateCustomMemoryScope`` gave a packed 5-D tensor: the
+    first of ``-weight``, ``-nhwc``, ``texture`` whose image fits (strict limits, the tag's
+    16384 pixels a side and 2048 layers).  Until workspace 7784bcf constants kept it."""
+    spatial, depth = 16384, 2048
+    outer, blocks, height, width = (int(d) for d in shape[:4])
+    if outer < spatial and blocks * height * width < spatial:
+        return "global.texture-weight"
+    if outer < depth and blocks < spatial and height * width < spatial:
+        return "global.texture-nhwc"
+    return "global.texture"
+
+
+def _scope_variants(mod):
+    """``mod`` (one PrimFunc) with the texture parameters whose scope the C++ first fit chose
+    otherwise set to that scope, every subset of them (the constants among them had it)."""
+    import itertools  # pylint: disable=import-outside-toplevel
+
+    import tvm  # pylint: disable=import-outside-toplevel
+
+    func = mod["main"]
+    changes = []
+    for param in func.params:
+        shape = getattr(param, "shape", None)  # tensor parameters carry their buffer
+        if shape is None or len(shape) != 5 or not str(param.scope()).startswith("global.texture"):
+            continue
+        earlier = _first_fit_scope(shape)
+        if earlier != str(param.scope()):
+            changes.append((param, earlier))
+    for count in range(1, len(changes) + 1):
+        for subset in itertools.combinations(changes, count):
+            swap = {
+                param: tvm.tirx.decl_buffer(param.shape, param.dtype, param.name, scope=earlier)
+                for param, earlier in subset
+            }
+            yield tvm.IRModule({"main": func.specialize(swap)})
+
+
+def _earlier_key(database, func_mod):
+    """The workload of ``database`` that ``func_mod`` was before a change its schedules do
+    not depend on: without the ``schedule_rule`` annotation, or with the texture scopes the
+    C++ first fit gave its parameters; None when the database holds neither."""
+    unannotated, annotated = _without_schedule_rule(func_mod)
+    forms = [func_mod, unannotated] if annotated else [func_mod]
+    for form in forms:
+        if form is not func_mod and database.has_workload(form):
+            return form
+        for variant in _scope_variants(form):
+            if database.has_workload(variant):
+                return variant
+    return None
+
+
 def _without_schedule_rule(mod):
     """``mod`` (one PrimFunc) without the ``schedule_rule`` annotation of its blocks, and
     whether it had any."""
@@ -141,10 +195,12 @@ def _without_schedule_rule(mod):
 
 
 def cmd_migrate(args) -> int:
-    """Copy the records of each unannotated workload to the annotated workload it became.
+    """Copy the records of each workload to the workload it became, when only its blocks'
+    ``schedule_rule`` annotation or a parameter's texture scope changed (``_earlier_key``).
 
-    A trace names blocks, not annotations, so it replays on the annotated PrimFunc; each copied
-    trace is replayed before it is committed, and the old records stay (the file only grows).
+    A trace names blocks, not annotations or scopes, so it replays on the new PrimFunc; each
+    copied trace is replayed before it is committed, and the old records stay (the file only
+    grows).
     """
     import tvm  # pylint: disable=import-outside-toplevel
     from tvm import s_tir  # pylint: disable=import-outside-toplevel
@@ -167,8 +223,8 @@ def cmd_migrate(args) -> int:
             if database.has_workload(func_mod):
                 counts["held"] += 1
                 continue
-            old_mod, annotated = _without_schedule_rule(func_mod)
-            if not annotated or not database.has_workload(old_mod):
+            old_mod = _earlier_key(database, func_mod)
+            if old_mod is None:
                 counts["not tuned"] += 1
                 continue
             old = database.commit_workload(old_mod)
