@@ -83,14 +83,18 @@ def _is_packed(ty) -> bool:
     return all(isinstance(d, tirx.IntImm) for d in dims) and int(dims[-1]) == CHANNEL_BLOCK
 
 
+def _callee_args(call: relax.Call) -> List[relax.Expr]:
+    """The arguments the callee of ``call`` receives: those of the PrimFunc of a ``call_tir``,
+    else the call's own."""
+    if not call.op.same_as(_CALL_TIR):
+        return list(call.args)
+    args = call.args[1]
+    return list(args.fields) if isinstance(args, relax.Tuple) else [args]
+
+
 def _tensor_args(call: relax.Call) -> List[relax.Expr]:
     """The arguments of ``call`` that the callee reads as tensors."""
-    if call.op.same_as(_CALL_TIR):
-        args = call.args[1]
-        fields = list(args.fields) if isinstance(args, relax.Tuple) else [args]
-    else:
-        fields = list(call.args)
-    return [arg for arg in fields if isinstance(arg.ty, relax.TensorType)]
+    return [arg for arg in _callee_args(call) if isinstance(arg.ty, relax.TensorType)]
 
 
 def _texture_reductions(mod: tvm.IRModule, calls: List[relax.Call]) -> Dict[tvm.ir.GlobalVar, bool]:
@@ -266,10 +270,6 @@ class _ScopeWriter(relax.PyExprMutator):  # pylint: disable=abstract-method
             self.vdevices[scope] = relax.VDevice(self.target, 0, scope)
         return self.vdevices[scope]
 
-    def _global_scope(self) -> str:
-        self.vdevice(_GLOBAL)
-        return _GLOBAL
-
     def decide(self, func: relax.Function, bindings: List[relax.VarBinding]):
         """Choose the scope of every call result of ``func``, whose bindings are given."""
         self.params = set(func.params)
@@ -278,11 +278,16 @@ class _ScopeWriter(relax.PyExprMutator):  # pylint: disable=abstract-method
             if isinstance(binding.value, relax.Call):
                 self.result_scope[binding.value] = _decide(demands.get(binding.var, []))
 
+    def _hint_on(self, arg: relax.Expr, scope: str) -> relax.Expr:
+        """``hint_on_device(arg, scope)``, with the module's VDevice of ``scope`` made, where
+        ``RealizeVDevice`` looks it up."""
+        self.vdevice(scope)
+        return relax.op.hint_on_device(arg, self.device, scope)
+
     def _hint(self, arg: relax.Expr, scope: str) -> relax.Expr:
         if arg in self.params and scope != _GLOBAL:
             # A hint would make the parameter itself a texture; the caller passes buffers.
-            hinted = relax.op.hint_on_device(arg, self.device, self._global_scope())
-            return relax.op.to_vdevice(hinted, self.vdevice(scope))
+            return relax.op.to_vdevice(self._hint_on(arg, _GLOBAL), self.vdevice(scope))
         if isinstance(arg, tvm.ir.GenericConst) and arg.ty.vdevice is None:
             if arg not in self.constants:
                 self.constants[arg] = tvm.ir.GenericConst(
@@ -290,8 +295,7 @@ class _ScopeWriter(relax.PyExprMutator):  # pylint: disable=abstract-method
                 )
                 return self.constants[arg]
             arg = self.constants[arg]
-        self.vdevice(scope)
-        return relax.op.hint_on_device(arg, self.device, scope)
+        return self._hint_on(arg, scope)
 
     def visit_call_(self, call: relax.Call) -> relax.Expr:  # pylint: disable=arguments-renamed
         scope = self.result_scope.get(call)
@@ -306,13 +310,11 @@ class _ScopeWriter(relax.PyExprMutator):  # pylint: disable=abstract-method
         def _hinted(arg):
             return self._hint(arg, next(scopes)) if isinstance(arg.ty, relax.TensorType) else arg
 
+        hinted = [_hinted(arg) for arg in _callee_args(new_call)]
         if call.op.same_as(_CALL_TIR):
-            args = new_call.args[1]
-            fields = list(args.fields) if isinstance(args, relax.Tuple) else [args]
-            new_args = [new_call.args[0], relax.Tuple([_hinted(a) for a in fields])]
-            new_args += list(new_call.args[2:])
+            new_args = [new_call.args[0], relax.Tuple(hinted), *new_call.args[2:]]
         else:
-            new_args = [_hinted(a) for a in new_call.args]
+            new_args = hinted
         return relax.Call(call.op, new_args, call.attrs, [out_ty], call.span)
 
 
