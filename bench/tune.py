@@ -19,7 +19,8 @@
 The batch-from-artifacts path of ``tvm.s_tir.meta_schedule.adreno``:
 
   python bench/tune.py build [--models resnet50,mobilenetv2,...] [--max-candidates N]
-        compile every candidate schedule of every workload (build/tune/bundle/candidates)
+        compile every candidate schedule of every workload (build/tune/bundle/candidates);
+        with --new-only, only the workloads the database (--database) does not hold yet
   python bench/tune.py carry
         add a runtime-only TVM (as bench/run.py bundle) and pack build/tune/carry/tune.tar.gz
   bash bench/tune_box.sh
@@ -60,6 +61,7 @@ def cmd_build(args) -> int:
     import run  # pylint: disable=import-outside-toplevel
 
     target = tvm.target.Target("qcom/adreno-opencl-texture", host="llvm")
+    tuned = msa.load_database(args.database, strict=True) if args.new_only else None
     bundle = args.work / "bundle" / "candidates"
     shutil.rmtree(bundle, ignore_errors=True)
     start = time.perf_counter()
@@ -68,7 +70,13 @@ def cmd_build(args) -> int:
         mod, _, _ = models.get(name, tiny=args.tiny)
         mod["main"] = mod["main"].with_attr("num_input", 1)
         manifest = msa.build_candidates(
-            mod, target, bundle, max_candidates=args.max_candidates, name=name, log=print
+            mod,
+            target,
+            bundle,
+            max_candidates=args.max_candidates,
+            name=name,
+            log=print,
+            tuned=tuned,
         )
         print(
             f"[tune build] {name}: {len(manifest['tasks'])} tasks in the bundle so far "
@@ -259,6 +267,9 @@ def main() -> int:
     parser.add_argument("--models", default=DEFAULT_MODELS)
     parser.add_argument("--tiny", action="store_true")
     parser.add_argument("--max-candidates", type=int, default=None)
+    parser.add_argument(
+        "--new-only", action="store_true", help="build: leave out what --database holds"
+    )
     parser.add_argument("--work", type=pathlib.Path, default=REPO / "build" / "tune")
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--times", type=pathlib.Path)

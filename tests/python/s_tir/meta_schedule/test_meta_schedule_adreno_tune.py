@@ -303,6 +303,30 @@ def test_database_records_its_device(tmp_path, bundle):
     assert all(row["best_us"] < row["default_us"] for row in summary), summary
 
 
+def test_workloads_a_database_holds_are_not_built_again(tmp_path, bundle):
+    """With ``tuned``, a second build leaves out the workloads the database holds: only the
+    task that was not timed is built again, with its candidates."""
+    folder, manifest = bundle
+    first, *others = manifest["tasks"]
+    assert others, "TinyConv has more than one workload"
+    results = {cand["func"]: {"run_secs": [1e-4]} for cand in first["candidates"]}
+    database = tmp_path / "db"
+    msa.commit_times(
+        folder, {"format": TIMES_FORMAT, "device": SOME_DEVICE, "results": results}, database
+    )
+    tuned = msa.load_database(database, device=SOME_DEVICE)
+    again = msa.build_candidates(
+        TinyConv,
+        texture_target(),
+        tmp_path / "again",
+        max_candidates=2,
+        log=lambda _line: None,
+        tuned=tuned,
+    )
+    assert [task["name"] for task in again["tasks"]] == [task["name"] for task in others]
+    assert all(len(task["candidates"]) == 2 for task in again["tasks"])
+
+
 def test_database_of_another_device_is_skipped(tmp_path, bundle, caplog):
     """Loaded for another device: None and one warning line that names both devices; strict
     raises instead; adding this device's times to that folder is refused."""

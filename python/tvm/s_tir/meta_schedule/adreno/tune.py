@@ -156,6 +156,7 @@ def build_candidates(
     seed: int = 0,
     name: str = "model",
     log: Callable[[str], None] = print,
+    tuned: Optional[Any] = None,
 ) -> Dict[str, Any]:
     """Compile every candidate schedule of every workload of ``mod`` into a bundle.
 
@@ -175,6 +176,9 @@ def build_candidates(
         Model name, prefixed to the task names.
     log : Callable[[str], None]
         Where progress lines go.
+    tuned : Optional[tvm.s_tir.meta_schedule.Database]
+        A database whose workloads are left out, to tune only what it does not hold yet
+        (a model whose fusion changed, a new model).
 
     Returns
     -------
@@ -194,6 +198,8 @@ def build_candidates(
         workload_json = workload.as_json()
         if args is None or workload_json[0] in known:
             continue  # symbolic shapes (generic GPU rules), or a workload already in the bundle
+        if tuned is not None and tuned.has_workload(workload_mod):
+            continue
         cands = candidates(workload_mod, target, rules, max_candidates, seed + len(known))
         if len(cands) < 2:
             continue  # nothing to choose: the default is used without a record
