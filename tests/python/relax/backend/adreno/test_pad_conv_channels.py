@@ -19,6 +19,7 @@
 
 import tvm
 import tvm.testing
+from tvm import relax
 from tvm.relax.backend.adreno.transform.pad_conv_channels import PadConvChannels
 from tvm.script import ir as I
 from tvm.script import relax as R
@@ -99,6 +100,54 @@ def test_nhwc_conv_pads_the_axes_its_layouts_name():
             return y
 
     tvm.ir.assert_structural_equal(PadConvChannels()(Before), Expected)
+
+
+def test_conv_needing_no_output_slice_binds_its_own_variable():
+    """3 input channels padded, 8 output channels kept: the padded conv is bound to the
+    original variable, with no variable-to-variable binding after it."""
+
+    @I.ir_module
+    class Before:
+        @R.function
+        def main(
+            x: R.Tensor((1, 3, 8, 8), "float32"), w: R.Tensor((8, 3, 3, 3), "float32")
+        ) -> R.Tensor((1, 8, 8, 8), "float32"):
+            with R.dataflow():
+                y = R.nn.conv2d(x, w, padding=[1, 1, 1, 1])
+                z = R.nn.relu(y)
+                R.output(z)
+            return z
+
+    @I.ir_module
+    class Expected:
+        @R.function
+        def main(
+            x: R.Tensor((1, 3, 8, 8), "float32"), w: R.Tensor((8, 3, 3, 3), "float32")
+        ) -> R.Tensor((1, 8, 8, 8), "float32"):
+            with R.dataflow():
+                data = R.nn.pad(x, pad_width=[0, 0, 0, 1, 0, 0, 0, 0], pad_value=0.0)
+                weight = R.nn.pad(w, pad_width=[0, 0, 0, 1, 0, 0, 0, 0], pad_value=0.0)
+                y = R.nn.conv2d(data, weight, padding=[1, 1, 1, 1], out_dtype=None)
+                z = R.nn.relu(y)
+                R.output(z)
+            return z
+
+    after = PadConvChannels()(Before)
+    tvm.ir.assert_structural_equal(after, Expected)
+    # ConvertLayout carries NCHW4c from the conv to its consumer: the result is unblocked
+    # once, at the output, not between the conv and the relu.
+    blocked = relax.transform.ConvertLayout({"relax.nn.conv2d": ["NCHW4c", "OIHW4o", "NCHW4c"]})(
+        after
+    )
+    unblocked = [
+        binding.var.name
+        for block in blocked["main"].body.blocks
+        for binding in block.bindings
+        if isinstance(binding.value, relax.Call)
+        and binding.value.op.name == "relax.layout_transform"
+        and binding.value.args[0].ty.ndim == 5
+    ]
+    assert unblocked == ["z"], unblocked
 
 
 def test_packed_layouts_are_kept():

@@ -114,24 +114,24 @@ class _ConvChannelPadder(relax.PyExprMutator):
 
         data = _pad_axis(call.args[0], 4, data_c, in_pad)
         weight = _pad_axis(_pad_axis(call.args[1], 4, kernel_i, w_in_pad), 4, kernel_o, out_pad)
-        conv = self.builder_.emit(
-            relax.op.nn.conv2d(
-                data,
-                weight,
-                strides=attrs.strides,
-                padding=attrs.padding,
-                dilation=attrs.dilation,
-                groups=new_groups,
-                data_layout=attrs.data_layout,
-                kernel_layout=attrs.kernel_layout,
-                out_layout=attrs.out_layout,
-                out_dtype=attrs.out_dtype,
-            )
+        conv = relax.op.nn.conv2d(
+            data,
+            weight,
+            strides=attrs.strides,
+            padding=attrs.padding,
+            dilation=attrs.dilation,
+            groups=new_groups,
+            data_layout=attrs.data_layout,
+            kernel_layout=attrs.kernel_layout,
+            out_layout=attrs.out_layout,
+            out_dtype=attrs.out_dtype,
         )
         if out_pad == 0:
+            # Bound to the call's own variable: ConvertLayout does not carry a layout through
+            # a binding of one variable to another, and would unblock the result there.
             return conv
         return relax.op.strided_slice(
-            conv, axes=[out_c], begin=[0], end=[out_ch], assume_inbound=True
+            self.builder_.emit(conv), axes=[out_c], begin=[0], end=[out_ch], assume_inbound=True
         )
 
 
