@@ -25,8 +25,6 @@ import tvm
 import tvm.testing
 from tvm import relax, tirx
 from tvm.relax.backend.adreno.transform import ShareWeightLayoutTransforms
-from tvm.script import ir as I
-from tvm.script import relax as R
 from tvm.script import tirx as T
 
 TEXTURE = tvm.target.Target("qcom/adreno-opencl-texture", host="llvm")
@@ -37,49 +35,61 @@ def _oihw4o(o, i, h, w):
     return (o // 4, i, h, w, o % 4)
 
 
-@I.ir_module
-class TwoWeights:
-    """Two weights of different shapes blocked into OIHW4o, as the Adreno legalization leaves
-    them (annotated scatter, buffers), and an activation blocked the same way."""
+def _static_blocking(shape, out_scope="global"):
+    """The OIHW4o blocking of a weight of ``shape`` as the Adreno legalization leaves it: the
+    annotated scatter, between buffers unless ``out_scope`` says otherwise."""
+    o, i, h, w = shape
 
     @T.prim_func(private=True, s_tir=True)
-    def block_8x4(w: T.Buffer((8, 4, 3, 3), "float32"), out: T.Buffer((2, 4, 3, 3, 4), "float32")):
-        T.func_attr({"tirx.noalias": True})
-        for o, i, h, kw in T.grid(8, 4, 3, 3):
-            with T.sblock("te_layout_transform"):
-                v_o, v_i, v_h, v_w = T.axis.remap("SSSS", [o, i, h, kw])
-                T.reads(w[v_o, v_i, v_h, v_w])
-                T.writes(out[v_o // 4, v_i, v_h, v_w, v_o % 4])
-                T.sblock_attr({"schedule_rule": "adreno.layout_transform"})
-                out[v_o // 4, v_i, v_h, v_w, v_o % 4] = w[v_o, v_i, v_h, v_w]
-
-    @T.prim_func(private=True, s_tir=True)
-    def block_12x8(
-        w: T.Buffer((12, 8, 1, 1), "float32"), out: T.Buffer((3, 8, 1, 1, 4), "float32")
+    def func(
+        data: T.Buffer((o, i, h, w), "float32"),
+        out: T.Buffer((o // 4, i, h, w, 4), "float32", scope=out_scope),
     ):
         T.func_attr({"tirx.noalias": True})
-        for o, i, h, kw in T.grid(12, 8, 1, 1):
+        for lo, li, lh, lw in T.grid(o, i, h, w):
             with T.sblock("te_layout_transform"):
-                v_o, v_i, v_h, v_w = T.axis.remap("SSSS", [o, i, h, kw])
-                T.reads(w[v_o, v_i, v_h, v_w])
+                v_o, v_i, v_h, v_w = T.axis.remap("SSSS", [lo, li, lh, lw])
+                T.reads(data[v_o, v_i, v_h, v_w])
                 T.writes(out[v_o // 4, v_i, v_h, v_w, v_o % 4])
                 T.sblock_attr({"schedule_rule": "adreno.layout_transform"})
-                out[v_o // 4, v_i, v_h, v_w, v_o % 4] = w[v_o, v_i, v_h, v_w]
+                out[v_o // 4, v_i, v_h, v_w, v_o % 4] = data[v_o, v_i, v_h, v_w]
 
-    @R.function
-    def main(
-        x: R.Tensor((12, 8, 1, 1), "float32"),
-        w1: R.Tensor((8, 4, 3, 3), "float32"),
-        w2: R.Tensor((12, 8, 1, 1), "float32"),
-    ):
-        R.func_attr({"num_input": 1})
-        cls = TwoWeights
-        with R.dataflow():
-            a = R.call_tir(cls.block_8x4, (w1,), out_ty=R.Tensor((2, 4, 3, 3, 4), "float32"))
-            b = R.call_tir(cls.block_12x8, (w2,), out_ty=R.Tensor((3, 8, 1, 1, 4), "float32"))
-            c = R.call_tir(cls.block_12x8, (x,), out_ty=R.Tensor((3, 8, 1, 1, 4), "float32"))
-            R.output(a, b, c)
-        return (a, b, c)
+    return func
+
+
+def _calling_module(params, calls, num_input=1):
+    """A module whose ``main`` takes ``params`` (name, shape), the first ``num_input`` of them
+    runtime inputs (None: no ``num_input``), and returns the ``call_tir`` of each PrimFunc of
+    ``calls`` (name, PrimFunc, argument name)."""
+    args = {name: relax.Var(name, relax.TensorType(shape, "float32")) for name, shape in params}
+    attrs = None if num_input is None else {"num_input": num_input}
+    builder = relax.BlockBuilder()
+    with builder.function("main", list(args.values()), attrs=attrs):
+        with builder.dataflow():
+            gvars, outs = {}, []
+            for name, func, arg in calls:
+                if name not in gvars:
+                    gvars[name] = builder.add_func(func, name)
+                out_ty = relax.TensorType([int(d) for d in func.params[1].shape], "float32")
+                outs.append(builder.emit(relax.call_tir(gvars[name], (args[arg],), out_ty)))
+            result = builder.emit_output(relax.Tuple(outs))
+        builder.emit_func_output(result)
+    return builder.get()
+
+
+def _two_weights(num_input=1):
+    """Two weights of different shapes blocked into OIHW4o, and an activation blocked by the
+    kernel of one of them."""
+    block_12x8 = _static_blocking((12, 8, 1, 1))
+    return _calling_module(
+        [("x", (12, 8, 1, 1)), ("w1", (8, 4, 3, 3)), ("w2", (12, 8, 1, 1))],
+        [
+            ("block_8x4", _static_blocking((8, 4, 3, 3)), "w1"),
+            ("block_12x8", block_12x8, "w2"),
+            ("block_12x8", block_12x8, "x"),
+        ],
+        num_input,
+    )
 
 
 def _calls(func):
@@ -108,7 +118,8 @@ def _generic_blocking(rank=4):
 
 
 def test_weight_blockings_of_two_shapes_call_one_shape_generic_kernel():
-    after = ShareWeightLayoutTransforms()(TwoWeights)
+    before = _two_weights()
+    after = ShareWeightLayoutTransforms()(before)
     first, second, activation = _calls(after["main"])
     assert first.args[0].same_as(second.args[0])
     shared = after[first.args[0]]
@@ -116,77 +127,42 @@ def test_weight_blockings_of_two_shapes_call_one_shape_generic_kernel():
     # The results keep their static types; the activation keeps its kernel for its shape.
     assert [list(c.ty_args[0].shape) for c in (first, second)] == [[2, 4, 3, 3, 4], [3, 8, 1, 1, 4]]
     assert activation.args[0].name_hint == "block_12x8"
-    tvm.ir.assert_structural_equal(after[activation.args[0]], TwoWeights["block_12x8"])
+    tvm.ir.assert_structural_equal(after[activation.args[0]], _static_blocking((12, 8, 1, 1)))
     # The static kernel of the 8x4 weight is gone: nothing calls it.
     names = {gvar.name_hint for gvar, _ in after.functions_items()}
     assert "block_8x4" not in names and "block_12x8" in names
 
 
 def test_module_without_num_input_is_unchanged():
-    mod = TwoWeights.clone()
-    mod["main"] = mod["main"].without_attr("num_input")
+    mod = _two_weights(num_input=None)
     tvm.ir.assert_structural_equal(ShareWeightLayoutTransforms()(mod), mod)
 
 
 def test_texture_output_keeps_its_kernel():
     """An image needs static extents: a blocking that writes a texture is not shared."""
-
-    @I.ir_module
-    class Before:
-        @T.prim_func(private=True, s_tir=True)
-        def block_to_texture(
-            w: T.Buffer((8, 4, 3, 3), "float32"),
-            out: T.Buffer((2, 4, 3, 3, 4), "float32", scope="global.texture"),
-        ):
-            T.func_attr({"tirx.noalias": True})
-            for o, i, h, kw in T.grid(8, 4, 3, 3):
-                with T.sblock("te_layout_transform"):
-                    v_o, v_i, v_h, v_w = T.axis.remap("SSSS", [o, i, h, kw])
-                    T.reads(w[v_o, v_i, v_h, v_w])
-                    T.writes(out[v_o // 4, v_i, v_h, v_w, v_o % 4])
-                    T.sblock_attr({"schedule_rule": "adreno.layout_transform"})
-                    out[v_o // 4, v_i, v_h, v_w, v_o % 4] = w[v_o, v_i, v_h, v_w]
-
-        @R.function
-        def main(x: R.Tensor((1,), "float32"), w: R.Tensor((8, 4, 3, 3), "float32")):
-            R.func_attr({"num_input": 1})
-            cls = Before
-            with R.dataflow():
-                a = R.call_tir(
-                    cls.block_to_texture, (w,), out_ty=R.Tensor((2, 4, 3, 3, 4), "float32")
-                )
-                R.output(a)
-            return a
-
-    tvm.ir.assert_structural_equal(ShareWeightLayoutTransforms()(Before), Before)
+    before = _calling_module(
+        [("x", (1,)), ("w", (8, 4, 3, 3))],
+        [("block_to_texture", _static_blocking((8, 4, 3, 3), "global.texture"), "w")],
+    )
+    tvm.ir.assert_structural_equal(ShareWeightLayoutTransforms()(before), before)
 
 
 def test_map_other_than_a_channel_blocking_keeps_its_kernel():
     """A transpose of a weight is a layout transform too, but not a channel blocking."""
 
-    @I.ir_module
-    class Before:
-        @T.prim_func(private=True, s_tir=True)
-        def swap_io(w: T.Buffer((8, 4, 3, 3), "float32"), out: T.Buffer((4, 8, 3, 3), "float32")):
-            T.func_attr({"tirx.noalias": True})
-            for o, i, h, kw in T.grid(8, 4, 3, 3):
-                with T.sblock("te_layout_transform"):
-                    v_o, v_i, v_h, v_w = T.axis.remap("SSSS", [o, i, h, kw])
-                    T.reads(w[v_o, v_i, v_h, v_w])
-                    T.writes(out[v_i, v_o, v_h, v_w])
-                    T.sblock_attr({"schedule_rule": "adreno.layout_transform"})
-                    out[v_i, v_o, v_h, v_w] = w[v_o, v_i, v_h, v_w]
+    @T.prim_func(private=True, s_tir=True)
+    def swap_io(w: T.Buffer((8, 4, 3, 3), "float32"), out: T.Buffer((4, 8, 3, 3), "float32")):
+        T.func_attr({"tirx.noalias": True})
+        for o, i, h, kw in T.grid(8, 4, 3, 3):
+            with T.sblock("te_layout_transform"):
+                v_o, v_i, v_h, v_w = T.axis.remap("SSSS", [o, i, h, kw])
+                T.reads(w[v_o, v_i, v_h, v_w])
+                T.writes(out[v_i, v_o, v_h, v_w])
+                T.sblock_attr({"schedule_rule": "adreno.layout_transform"})
+                out[v_i, v_o, v_h, v_w] = w[v_o, v_i, v_h, v_w]
 
-        @R.function
-        def main(x: R.Tensor((1,), "float32"), w: R.Tensor((8, 4, 3, 3), "float32")):
-            R.func_attr({"num_input": 1})
-            cls = Before
-            with R.dataflow():
-                a = R.call_tir(cls.swap_io, (w,), out_ty=R.Tensor((4, 8, 3, 3), "float32"))
-                R.output(a)
-            return a
-
-    tvm.ir.assert_structural_equal(ShareWeightLayoutTransforms()(Before), Before)
+    before = _calling_module([("x", (1,)), ("w", (8, 4, 3, 3))], [("swap_io", swap_io, "w")])
+    tvm.ir.assert_structural_equal(ShareWeightLayoutTransforms()(before), before)
 
 
 def _conv_net():
