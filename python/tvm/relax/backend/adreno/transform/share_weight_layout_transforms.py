@@ -19,7 +19,7 @@
 The texture pipeline blocks every convolution weight from ``OIHW`` into ``OIHW4o``.  The
 legalization gives each distinct weight shape a PrimFunc of its own, and the build schedules,
 lowers and generates host code for each one (about 15 ms apiece on a 2-core CPU): 21 of the 67
-PrimFuncs of a MobileNet-like network with 30 weights are such copies.  They differ only in
+PrimFuncs of a MobileNet-like network with 32 convolutions are such copies.  They differ only in
 their extents.
 
 ``ShareWeightLayoutTransforms`` calls one PrimFunc over symbolic extents instead, one per index
