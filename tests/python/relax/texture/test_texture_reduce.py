@@ -110,6 +110,10 @@ def test_numerics(case, dtype_mode, rng):
             "float16 argmax/argmin: the float16 conv rounds differently from the float32 "
             "reference, so near-ties pick other channels (test_arg_reduce_float16 checks them)"
         )
+    if case.startswith("arg"):
+        op, keepdims = case.split("_")[0], case.endswith("_keep")
+        _check_arg_reduce(_arg_and_values(ARG_OPS[op], keepdims), op, keepdims, dtype_mode, rng)
+        return
     if case.split("_")[0] not in ("sum", "mean"):
         tt.check_numerics(CASES[case], dtype_mode, rng, name=case)
         return
@@ -130,12 +134,41 @@ def test_numerics(case, dtype_mode, rng):
     )
 
 
-def _arg_and_values(op):
+def _arg_and_values(op, keepdims=False):
+    """The index of ``op`` over the channels of a conv, and the conv values negated beside it
+    (computed apart, exactly)."""
+
     def _fn(nb):
         y = _conv(nb)
-        return nb.emit(op(y, axis=1)), nb.emit(relax.op.negative(y))
+        return nb.emit(op(y, axis=1, keepdims=keepdims)), nb.emit(relax.op.negative(y))
 
     return _fn
+
+
+def _check_arg_reduce(fn, op, keepdims, dtype_mode, rng):
+    """Build ``fn`` (an index and the values it was taken over, negated): its arg reduction
+    reads textures.  Run it: the index is the extreme of the values the device computed, and
+    in float32 those values match LLVM's.  Checked against LLVM's index instead, two channels
+    within rounding of each other may be ordered one way on the device and the other on LLVM.
+
+    Returns
+    -------
+    index : np.ndarray
+        The index the device answered.
+    """
+    mod = tt.build_network(fn, dtype_mode)
+    lowered, ex = tt.build_texture_with_scopes(mod)
+    assert all(tt.is_texture(s) for s in _reduction_call(lowered, op).inputs)
+    tt.require_device(dtype_mode, done="compile-side checks passed")
+    inputs = tt.random_inputs(mod, rng)
+    index, negated = tt.run_vm(ex, tt.tvm_device(), inputs)
+    values = -negated.astype("float32")
+    want = values.argmax(axis=1) if op == "argmax" else values.argmin(axis=1)
+    np.testing.assert_array_equal(index, np.expand_dims(want, 1) if keepdims else want)
+    if dtype_mode == "float32":
+        _, desired = tt.reference(fn, inputs)
+        tt.assert_close([negated], [desired], "float32", context=f"{op} conv values")
+    return index
 
 
 @pytest.mark.requires_fp16
@@ -143,19 +176,16 @@ def _arg_and_values(op):
 def test_arg_reduce_float16(op, rng):
     """float16 argmax/argmin from a texture against NumPy on the conv2d values the device
     computed (returned negated beside the index: exact in float16, so ties agree too)."""
-    mod = tt.build_network(_arg_and_values(ARG_OPS[op]), "float16")
-    lowered, ex = tt.build_texture_with_scopes(mod)
-    assert all(tt.is_texture(s) for s in _reduction_call(lowered, op).inputs)
-    index, negated = tt.run_vm(ex, tt.tvm_device(), tt.random_inputs(mod, rng))
-    values = -negated.astype("float32")
-    want = values.argmax(axis=1) if op == "argmax" else values.argmin(axis=1)
-    np.testing.assert_array_equal(index, want)
+    _check_arg_reduce(_arg_and_values(ARG_OPS[op]), op, False, "float16", rng)
 
 
 def _padded_arg_reduce(op, keepdims):
     """Six output channels, padded to eight on textures, whose padded lanes hold 0.  The conv
     takes x*x and +-(w*w), so every real channel is < 0 for argmax (> 0 for argmin): a padded
-    lane would win everywhere if it took part."""
+    lane would win everywhere if it took part.  The conv values are returned negated beside
+    the index (computed apart, exactly), so that the index is checked against the values the
+    device computed: two channels within rounding of each other may be ordered one way on the
+    device and the other on LLVM."""
 
     def _fn(nb):
         x = nb.input((N, C, H, W))
@@ -164,7 +194,7 @@ def _padded_arg_reduce(op, keepdims):
         if op == "argmax":
             weight = nb.emit(relax.op.negative(weight))
         y = nb.emit(relax.op.nn.conv2d(nb.emit(relax.op.multiply(x, x)), weight, padding=1))
-        return nb.emit(ARG_OPS[op](y, axis=1, keepdims=keepdims))
+        return nb.emit(ARG_OPS[op](y, axis=1, keepdims=keepdims)), nb.emit(relax.op.negative(y))
 
     return _fn
 
@@ -173,17 +203,9 @@ def _padded_arg_reduce(op, keepdims):
 @pytest.mark.parametrize("op", list(ARG_OPS))
 def test_arg_reduce_padded_channels(op, keepdims, rng):
     """C % 4 != 0: the argmax/argmin reads the padded texture and never answers a padded
-    channel."""
-    fn = _padded_arg_reduce(op, keepdims)
-    mod = tt.build_network(fn, "float32")
-    lowered, ex = tt.build_texture_with_scopes(mod)
-    assert all(tt.is_texture(s) for s in _reduction_call(lowered, op).inputs)
-    tt.require_device("float32", done="compile-side checks passed")
-    inputs = tt.random_inputs(mod, rng)
-    (actual,) = tt.run_vm(ex, tt.tvm_device(), inputs)
-    assert actual.min() >= 0 and actual.max() < 6, np.unique(actual)
-    (desired,) = tt.reference(fn, inputs)
-    np.testing.assert_array_equal(actual, desired)
+    channel (see ``_check_arg_reduce`` for the rest)."""
+    index = _check_arg_reduce(_padded_arg_reduce(op, keepdims), op, keepdims, "float32", rng)
+    assert index.min() >= 0 and index.max() < 6, np.unique(index)
 
 
 def _max_h_then_conv(nb):
