@@ -159,5 +159,10 @@ def test_network_matches_onnxruntime(network, rng):
 
     scale = float(np.abs(expected).max())
     np.testing.assert_allclose(actual, expected, rtol=1e-3, atol=1e-4 * scale)
-    # The class ranking is what a user sees: the top-5 must agree.
-    assert list(np.argsort(-actual[0])[:5]) == list(np.argsort(-expected[0])[:5])
+    # The class ranking is what a user sees: the top-5 must agree, except between classes
+    # whose reference logits are closer than the tolerance (either order is then right).
+    tol = 1e-3 * scale
+    top = np.argsort(-actual[0])[:5]
+    logits = expected[0][top]
+    assert logits.min() >= np.sort(expected[0])[-5] - tol, (top, np.argsort(-expected[0])[:5])
+    assert all(np.diff(logits) <= tol), (top, np.argsort(-expected[0])[:5])
