@@ -45,9 +45,6 @@ requires_image_limit_func = pytest.mark.skipif(
     reason=f"{IMAGE_LIMIT_FUNC} is not registered (the OpenCL runtime library of "
     "src/runtime/opencl is not loaded)",
 )
-requires_opencl_device = pytest.mark.skipif(
-    not tvm.opencl(0).exist, reason="no OpenCL device on this machine"
-)
 
 
 @pytest.fixture(name="device_limits")
@@ -217,7 +214,7 @@ def run_small_conv(executable, dev, inputs):
     return machine["main"](*[tvm.runtime.tensor(value, dev) for value in inputs]).numpy()
 
 
-@requires_opencl_device
+@pytest.mark.requires_opencl
 def test_buffer_fallback_computes_the_conv(device_limits):
     """The conv compiled for the tiny device's limits (buffers only) runs on the local device
     and matches the LLVM build."""
@@ -238,7 +235,7 @@ def test_buffer_fallback_computes_the_conv(device_limits):
     tvm.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-5 * scale)
 
 
-@requires_opencl_device
+@pytest.mark.requires_opencl
 @requires_image_limit_func
 def test_target_for_the_local_device():
     """For the local device and a target with larger limits: the device's own limits."""
@@ -248,7 +245,7 @@ def test_target_for_the_local_device():
     assert image_limits(fitted) == (min(width, height), layers)
 
 
-@requires_opencl_device
+@pytest.mark.requires_opencl
 @requires_image_limit_func
 def test_device_that_does_not_exist_is_an_error():
     """A device index past the selected devices is the runtime's error naming it, not a

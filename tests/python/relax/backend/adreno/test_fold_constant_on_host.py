@@ -300,7 +300,7 @@ class NhwcConv:
         return y
 
 
-@pytest.mark.skipif(not tvm.opencl(0).exist, reason="needs an OpenCL device")
+@pytest.mark.requires_opencl
 def test_texture_conv_with_a_bound_ohwi_weight_matches_llvm():
     """The texture pipeline re-lays the bound OHWI weight out to OIHW4o (folded on the host):
     the conv on OpenCL agrees with the same module built for LLVM."""

@@ -40,21 +40,6 @@ def _legalize_names(target):
         return [p.info.name for p in adreno.legalize_passes(target)]
 
 
-def _opencl_skip_reason():
-    if not tvm.runtime.enabled("opencl"):
-        return "the OpenCL runtime is not enabled in this build"
-    if not tvm.opencl(0).exist:
-        return (
-            "no OpenCL device found (OCL_ICD_VENDORS names the ICDs, TVM_OPENCL_DEVICE picks one)"
-        )
-    return None
-
-
-requires_opencl_device = pytest.mark.skipif(
-    _opencl_skip_reason() is not None, reason=str(_opencl_skip_reason())
-)
-
-
 def test_layout_rewrites_run_around_convert_layout():
     names = _legalize_names(TEXTURE)
     convert = names.index("ConvertLayout")
@@ -160,7 +145,7 @@ def test_pipeline_fuses_conv_and_relu6_and_allocates_on_device_0():
     assert len(kernels) == 4, kernels
 
 
-@requires_opencl_device
+@pytest.mark.requires_opencl
 def test_pipeline_output_matches_numpy():
     rng = np.random.default_rng()
     data = rng.uniform(-1.0, 1.0, size=(1, 8, 8, 8)).astype("float32")
@@ -175,7 +160,7 @@ def test_pipeline_output_matches_numpy():
     tvm.testing.assert_allclose(out.numpy(), expected, rtol=1e-4, atol=1e-5)
 
 
-@requires_opencl_device
+@pytest.mark.requires_opencl
 def test_steady_state_calls_allocate_nothing_and_outputs_stay_valid():
     """On OpenCL: a conv chain compiled for the texture target allocates no storage after its
     first call; later calls give the LLVM build's answers on fresh inputs, and an output kept

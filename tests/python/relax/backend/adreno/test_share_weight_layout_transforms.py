@@ -197,17 +197,7 @@ def test_texture_pipeline_blocks_all_weights_with_one_kernel():
     assert [p.scope() for p in shared.params] == ["global", "global"]
 
 
-def _opencl_skip_reason():
-    if not tvm.runtime.enabled("opencl"):
-        return "the OpenCL runtime is not enabled in this build"
-    if not tvm.opencl(0).exist:
-        return (
-            "no OpenCL device found (OCL_ICD_VENDORS names the ICDs, TVM_OPENCL_DEVICE picks one)"
-        )
-    return None
-
-
-@pytest.mark.skipif(_opencl_skip_reason() is not None, reason=str(_opencl_skip_reason()))
+@pytest.mark.requires_opencl
 def test_shared_kernel_blocks_each_weight_right_on_opencl():
     """The network with its weights blocked by the shared kernel computes what LLVM does."""
     mod = _conv_net()

@@ -60,6 +60,7 @@ from tvm.s_tir.dlight.adreno.reduction import reduces_one_tensor
 from tvm.topi.adreno.utils import CHANNEL_BLOCK
 
 from .balance_texture_scope import TextureLimits, choose_texture_scope
+from .utils import call_tir_args
 
 # OpPatternKind (include/tvm/relax/op_attr_types.h).
 _COMM_REDUCE = 3
@@ -86,10 +87,8 @@ def _is_packed(ty) -> bool:
 def _callee_args(call: relax.Call) -> List[relax.Expr]:
     """The arguments the callee of ``call`` receives: those of the PrimFunc of a ``call_tir``,
     else the call's own."""
-    if not call.op.same_as(_CALL_TIR):
-        return list(call.args)
-    args = call.args[1]
-    return list(args.fields) if isinstance(args, relax.Tuple) else [args]
+    args = call_tir_args(call)
+    return list(call.args) if args is None else args
 
 
 def _tensor_args(call: relax.Call) -> List[relax.Expr]:

@@ -34,7 +34,7 @@ import tvm
 from tvm import relax
 from tvm.relax.transform import function_pass
 
-_CALL_TIR = tvm.ir.Op.get("relax.call_tir")
+from .utils import call_tir_args
 
 
 def _is_buffer(ty) -> bool:
@@ -81,10 +81,10 @@ class _ReshapeRewriter(relax.PyExprMutator):
 
     def visit_call_(self, call: relax.Call) -> relax.Expr:  # pylint: disable=arguments-renamed
         call = super().visit_call_(call)
-        if not call.op.same_as(_CALL_TIR) or len(call.args) != 2:
+        fields = call_tir_args(call)
+        # A third call_tir argument passes symbolic shape values: not a plain reshape.
+        if fields is None or len(call.args) != 2:
             return call
-        args = call.args[1]
-        fields = list(args.fields) if isinstance(args, relax.Tuple) else [args]
         if len(fields) != 1 or len(call.ty_args) != 1:
             return call
         out_ty = call.ty_args[0]

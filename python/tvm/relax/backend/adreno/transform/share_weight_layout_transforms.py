@@ -46,7 +46,8 @@ import tvm_ffi
 from tvm import relax, s_tir, tirx
 from tvm.s_tir.dlight.adreno.base import LAYOUT_TRANSFORM, schedule_rule_of
 
-_CALL_TIR = tvm.ir.Op.get("relax.call_tir")
+from .utils import call_tir_args
+
 _LAYOUT_TRANSFORM = tvm.ir.Op.get("relax.layout_transform")
 _GLOBAL = "global"
 
@@ -148,10 +149,8 @@ class _CalleeSwapper(relax.PyExprMutator):  # pylint: disable=abstract-method
 
     def visit_call_(self, call: relax.Call) -> relax.Expr:  # pylint: disable=arguments-renamed
         call = super().visit_call_(call)
-        if not call.op.same_as(_CALL_TIR):
-            return call
-        args = call.args[1].fields if isinstance(call.args[1], relax.Tuple) else [call.args[1]]
-        if len(args) != 1 or args[0] not in self.weights:
+        args = call_tir_args(call)
+        if args is None or len(args) != 1 or args[0] not in self.weights:
             return call
         blocking = self._blocking(call.args[0])
         if blocking is None:

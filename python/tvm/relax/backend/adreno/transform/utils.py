@@ -16,7 +16,7 @@
 # under the License.
 """Helpers shared by the Adreno Relax passes."""
 
-from typing import Callable, Dict, Optional
+from typing import Callable, Dict, List, Optional
 
 import tvm
 from tvm import relax
@@ -92,3 +92,23 @@ def rewrite_relax_functions(
                 func = finalize(func)
             mutator.builder_.update_func(gvar, func)
     return mutator.builder_.get()
+
+
+def call_tir_args(call: relax.Call) -> Optional[List[relax.Expr]]:
+    """The arguments the PrimFunc of a ``relax.call_tir`` receives.
+
+    Parameters
+    ----------
+    call : relax.Call
+        The call.
+
+    Returns
+    -------
+    args : Optional[List[relax.Expr]]
+        The fields of the call's argument tuple (a single argument may stand without a tuple),
+        or None when ``call`` is not a ``relax.call_tir``.
+    """
+    if not call.op.same_as(tvm.ir.Op.get("relax.call_tir")):
+        return None
+    args = call.args[1]
+    return list(args.fields) if isinstance(args, relax.Tuple) else [args]
