@@ -114,10 +114,10 @@ class Reduction(AdrenoScheduleRule):
     def apply(self, func: tirx.PrimFunc, target: Target, _: bool) -> Optional[s_tir.Schedule]:
         """Schedule ``func`` when it is one reduction of one tensor (see the module docstring),
         else return None."""
-        if not isinstance(func, tirx.PrimFunc) or not self.is_target_available(target):
+        sch = self.schedule_of(func, target)
+        if sch is None:
             return None
         config = self.config or ReductionConfig.from_target(target)
-        sch = s_tir.Schedule(func)
         root = sch.get_sblock(name="root", func_name="main")
         blocks = sch.get_child_blocks(root)
         block = _the_reduction(sch, blocks)
