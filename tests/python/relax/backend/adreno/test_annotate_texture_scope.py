@@ -172,6 +172,18 @@ def test_parameters_and_results_are_buffers():
     assert all(field.vdevice.memory_scope == "global" for field in main.ret_ty.fields)
 
 
+def test_the_module_keeps_its_own_virtual_devices():
+    """The module's VDevices stay, first; the pass adds one per scope it writes."""
+    mod = _consumers(texture_readers=2, buffer_readers=1)
+    host = relax.VDevice(tvm.target.Target("llvm"), 0, "global")
+    mod.update_global_info("vdevice", [host])
+    with TARGET:
+        vdevices = list(AnnotateTextureScope(TARGET)(mod).global_infos["vdevice"])
+    tvm.ir.assert_structural_equal(vdevices[0], host)
+    assert sorted(str(v.memory_scope) for v in vdevices[1:]) == ["global", "global.texture"]
+    assert {v.target.kind.name for v in vdevices[1:]} == {"opencl"}
+
+
 def _constants(mod):
     found = []
 

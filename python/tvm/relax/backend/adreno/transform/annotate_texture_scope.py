@@ -60,7 +60,7 @@ from tvm.s_tir.dlight.adreno.reduction import reduces_one_tensor
 from tvm.topi.adreno.utils import CHANNEL_BLOCK
 
 from .balance_texture_scope import TextureLimits, choose_texture_scope
-from .utils import call_tir_args
+from .utils import ModuleVDevices, call_tir_args
 
 # OpPatternKind (include/tvm/relax/op_attr_types.h).
 _COMM_REDUCE = 3
@@ -258,16 +258,14 @@ class _ScopeWriter(relax.PyExprMutator):  # pylint: disable=abstract-method
         self.target = target
         self.rule = rule
         self.device = tvm.device(target.get_target_device_type(), 0)
-        self.vdevices: Dict[str, relax.VDevice] = {}
+        self.vdevices = ModuleVDevices(mod)
         self.result_scope: Dict[relax.Call, str] = {}
         self.constants: Dict[tvm.ir.GenericConst, tvm.ir.GenericConst] = {}
         self.params: Set[relax.Var] = set()
 
     def vdevice(self, scope: str) -> relax.VDevice:
         """The module's virtual device of ``scope``, made on first use."""
-        if scope not in self.vdevices:
-            self.vdevices[scope] = relax.VDevice(self.target, 0, scope)
-        return self.vdevices[scope]
+        return self.vdevices.get(self.target, scope)
 
     def decide(self, func: relax.Function, bindings: List[relax.VarBinding]):
         """Choose the scope of every call result of ``func``, whose bindings are given."""
@@ -356,8 +354,7 @@ class AnnotateTextureScope:  # pylint: disable=too-few-public-methods
         for gvar, (func, bindings) in funcs.items():
             writer.decide(func, bindings)
             writer.builder_.update_func(gvar, writer.visit_expr(func))
-        mod = writer.builder_.get()
-        mod.update_global_info("vdevice", list(writer.vdevices.values()))
+        mod = writer.vdevices.write(writer.builder_.get())
         mod = relax.transform.DeadCodeElimination()(mod)
         mod = relax.transform.RealizeVDevice()(mod)
         return relax.transform.CanonicalizeBindings()(mod)

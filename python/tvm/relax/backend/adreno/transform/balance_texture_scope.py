@@ -55,7 +55,7 @@ from typing import List, Optional, Tuple
 import tvm
 from tvm import relax
 
-from .utils import rewrite_relax_functions
+from .utils import ModuleVDevices, rewrite_relax_functions
 
 TEXTURE_SCOPES = ("global.texture", "global.texture-nhwc", "global.texture-weight")
 
@@ -171,16 +171,11 @@ class _ScopeRewriter(relax.PyExprMutator):
         super().__init__(mod)
         self.target = target
         self.limits = limits
-        self.vdevices = {}
-        infos = mod.global_infos["vdevice"] if "vdevice" in mod.global_infos else []
-        for vdev in infos:
-            self.vdevices[str(vdev.memory_scope)] = vdev
+        self.vdevices = ModuleVDevices(mod)
 
     def vdevice(self, like, scope: str):
-        """A VDevice of the module for ``scope``, created from ``like`` when missing."""
-        if scope not in self.vdevices:
-            self.vdevices[scope] = relax.VDevice(like.target, int(like.vdevice_id), scope)
-        return self.vdevices[scope]
+        """The module's VDevice for ``scope`` on the device of ``like``."""
+        return self.vdevices.get(like.target, scope, int(like.vdevice_id))
 
     def rescope(self, ty):
         """``ty`` with every texture scope replaced by the balanced one for its shape."""
@@ -238,12 +233,4 @@ class BalanceTextureScope:  # pylint: disable=too-few-public-methods
         """Rewrite the scopes of every Relax function of ``mod``."""
         target = self.target or tvm.target.Target.current(allow_none=False)
         rewriter = _ScopeRewriter(mod, target, TextureLimits.from_target(target))
-        out = rewrite_relax_functions(mod, rewriter)
-        vdevices = list(mod.global_infos["vdevice"]) if "vdevice" in mod.global_infos else []
-        known = {str(v.memory_scope) for v in vdevices}
-        for scope, vdev in rewriter.vdevices.items():
-            if scope not in known:
-                vdevices.append(vdev)
-        if vdevices:
-            out.update_global_info("vdevice", vdevices)
-        return out
+        return rewriter.vdevices.write(rewrite_relax_functions(mod, rewriter))

@@ -94,6 +94,43 @@ def rewrite_relax_functions(
     return mutator.builder_.get()
 
 
+class ModuleVDevices:
+    """The virtual devices of a module, one per target, device id and memory scope.
+
+    Passes that move tensors between scopes look a scope's VDevice up here and add it when the
+    module has none yet; ``write`` stores the list back, the module's own VDevices first.
+
+    Parameters
+    ----------
+    mod : tvm.IRModule
+        The module whose ``vdevice`` global infos are read.
+    """
+
+    def __init__(self, mod: tvm.IRModule):
+        self.vdevices = list(mod.global_infos["vdevice"]) if "vdevice" in mod.global_infos else []
+        self._known = {}
+        for vdev in self.vdevices:
+            self._known.setdefault(self._key(vdev.target, vdev.vdevice_id, vdev.memory_scope), vdev)
+
+    @staticmethod
+    def _key(target: tvm.target.Target, vdevice_id, scope) -> tuple:
+        return (str(target), int(vdevice_id), str(scope))
+
+    def get(self, target: tvm.target.Target, scope: str, vdevice_id: int = 0) -> relax.VDevice:
+        """The VDevice of ``scope`` on device ``vdevice_id`` of ``target``, added if missing."""
+        key = self._key(target, vdevice_id, scope)
+        if key not in self._known:
+            self._known[key] = relax.VDevice(target, vdevice_id, scope)
+            self.vdevices.append(self._known[key])
+        return self._known[key]
+
+    def write(self, mod: tvm.IRModule) -> tvm.IRModule:
+        """``mod`` with these VDevices as its ``vdevice`` global infos (when there are any)."""
+        if self.vdevices:
+            mod.update_global_info("vdevice", self.vdevices)
+        return mod
+
+
 def call_tir_args(call: relax.Call) -> Optional[List[relax.Expr]]:
     """The arguments the PrimFunc of a ``relax.call_tir`` receives.
 
