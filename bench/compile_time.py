@@ -25,13 +25,18 @@ line per build on stdout:
     python bench/compile_time.py [--models blazeface,palm_detection,...] >> out.csv
 
 Run it with the Python stack to measure (a venv with or without a change): the numbers are
-only comparable on the same machine under the same load.
+only comparable on the same machine under the same load.  A small conv is compiled for every
+target first, so that no measured build pays the process's one-time set-up.  With
+``--rounds N`` every build runs N times, the targets in turn in reverse order every other
+round, and a last line per model and weight mode gives the median over the rounds of each
+target's time over the last target's (``ratio,MODEL,WEIGHTS,texture/generic,MEDIAN,min..max``).
 """
 
 from __future__ import annotations
 
 import argparse
 import re
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -80,16 +85,56 @@ def main() -> int:
     parser.add_argument("--models", default=DEFAULT_MODELS)
     parser.add_argument("--configs", default="a,c", help="a: texture, c: generic OpenCL")
     parser.add_argument("--weights", default="bound,lifted")
+    parser.add_argument("--rounds", type=int, default=1)
     args = parser.parse_args()
-    for model in args.models.split(","):
-        for lift in [w == "lifted" for w in args.weights.split(",")]:
-            for config in args.configs.split(","):
-                try:
-                    print(measure(model, config, lift), flush=True)
-                except Exception as err:  # pylint: disable=broad-except
-                    message = str(err).strip().splitlines()[-1:] or [""]
-                    print(f"{model},{config},{lift},error,{type(err).__name__}: {message[0]}")
+    configs = args.configs.split(",")
+    _warm_up(configs)
+    seconds = {}
+    for round_index in range(args.rounds):
+        order = configs if round_index % 2 == 0 else configs[::-1]
+        for model in args.models.split(","):
+            for lift in [w == "lifted" for w in args.weights.split(",")]:
+                for config in order:
+                    try:
+                        line = measure(model, config, lift)
+                    except Exception as err:  # pylint: disable=broad-except
+                        message = str(err).strip().splitlines()[-1:] or [""]
+                        print(f"{model},{config},{lift},error,{type(err).__name__}: {message[0]}")
+                        continue
+                    print(line, flush=True)
+                    seconds.setdefault((model, lift, config), []).append(float(line.split(",")[3]))
+    if args.rounds > 1:
+        _print_ratios(seconds, args.models.split(","), args.weights.split(","), configs)
     return 0
+
+
+def _warm_up(configs):
+    """Compile a small conv for every target: imports and one-time set-up happen here."""
+    mod, _ = models.single_conv(8, 8, 3, 1, 1, 8)
+    mod["main"] = mod["main"].with_attr("num_input", 1)
+    with tvm.transform.PassContext(opt_level=3):
+        for config in configs:
+            build_worker.compile_one(mod, config, True)
+
+
+def _print_ratios(seconds, model_names, weight_modes, configs):
+    """Per model and weight mode, the median over rounds of each target's time over the last
+    target's, measured in the same round."""
+    names = {"a": "texture", "c": "generic"}
+    base = configs[-1]
+    for model in model_names:
+        for weights in weight_modes:
+            lift = weights == "lifted"
+            for config in configs[:-1]:
+                ours, theirs = seconds.get((model, lift, config)), seconds.get((model, lift, base))
+                if not ours or not theirs or len(ours) != len(theirs):
+                    continue
+                ratios = sorted(a / b for a, b in zip(ours, theirs))
+                print(
+                    f"ratio,{model},{weights},{names[config]}/{names[base]},"
+                    f"{statistics.median(ratios):.2f},{ratios[0]:.2f}..{ratios[-1]:.2f}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":
