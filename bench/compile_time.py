@@ -81,6 +81,7 @@ def measure(model: str, config: str, lift: bool) -> str:
 
 
 def main() -> int:
+    """Measure the builds the command line names; one CSV line each."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default=DEFAULT_MODELS)
     parser.add_argument("--configs", default="a,c", help="a: texture, c: generic OpenCL")
