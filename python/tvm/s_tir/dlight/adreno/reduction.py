@@ -19,7 +19,9 @@
 
 The rule takes every PrimFunc made of one reduction block and injective blocks around it
 (padding before, a division or a cast after): ``sum``, ``mean``, ``max``, ``min``, ``prod``,
-``argmax``/``argmin``, max/average/adaptive/global pooling.  It decides from the block alone:
+max/average/adaptive/global pooling, and an ``argmax``/``argmin`` whose one block writes the
+index (the stock legalization copies the index out of a reduction into an index and a value
+buffer; that form is left to the generic GPU rules).  It decides from the block alone:
 the iteration kinds (spatial iterators, then reduction iterators), the number of elements each
 output reduces, and whether the innermost spatial iterator is the 4-lane pixel axis of a
 packed ``NCHW4c`` tensor (then the four lanes are computed together, as one texture pixel).
