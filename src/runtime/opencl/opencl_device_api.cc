@@ -20,12 +20,14 @@
  * \file opencl_device_api.cc
  * \brief The OpenCL DeviceAPI: attributes, buffers, images, copies, workspaces, timer.
  */
+#include <tvm/ffi/container/array.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/reflection/registry.h>
 #include <tvm/runtime/device_api.h>
 
 #include <cstring>
 #include <sstream>
+#include <vector>
 
 #include "workspace_pool.h"  // shipped in the wheel under tvm/src/runtime
 #include "opencl_common.h"
@@ -385,6 +387,18 @@ TVM_FFI_STATIC_INIT_BLOCK() {
            [](int32_t device_type, int32_t device_id, ffi::String scope, void* handle) -> int32_t {
              if (handle != nullptr) FreeMem(AsMem(handle));
              return 0;
+           })
+      .def("runtime.opencl.texture_image_extent",
+           [](ffi::Array<int64_t> shape, ffi::String scope) -> ffi::Array<int64_t> {
+             // The image geometry the runtime allocates for a float32 tensor of `shape` in
+             // `scope`: the compiler's copy of this mapping (image_extent in
+             // balance_texture_scope.py, which must work without an OpenCL runtime) is tested
+             // against it.
+             std::vector<int64_t> dims(shape.begin(), shape.end());
+             ImageLayout layout = TextureLayoutFor(static_cast<int>(dims.size()), dims.data(),
+                                                   DLDataType{kDLFloat, 32, 1}, scope);
+             return {static_cast<int64_t>(layout.width), static_cast<int64_t>(layout.height),
+                     static_cast<int64_t>(layout.depth)};
            })
       .def("runtime.opencl.image_limit",
            [](int32_t device_id, ffi::String what) -> int64_t {

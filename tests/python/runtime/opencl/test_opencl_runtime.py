@@ -145,6 +145,23 @@ def test_texture_shape_errors_are_clear(dev):
         tvm.runtime.empty((1, 1 << 20, 4), "float32", dev, mem_scope="global.texture-weight")
 
 
+@pytest.mark.parametrize("scope", TEXTURE_SCOPES)
+def test_compiler_and_runtime_agree_on_image_extents(dev, scope):  # pylint: disable=unused-argument
+    """The compiler sizes images with its own copy of the scope-to-image mapping (it runs
+    without an OpenCL runtime when it cross-compiles); it gives the geometry the runtime
+    allocates, for tensors of every rank a scope takes."""
+    from tvm.relax.backend.adreno.transform.balance_texture_scope import (  # pylint: disable=import-outside-toplevel
+        image_extent,
+    )
+
+    runtime_extent = tvm.get_global_func("runtime.opencl.texture_image_extent")
+    rng = np.random.default_rng()
+    for rank in range(3, 7):
+        for _ in range(4):
+            shape = [int(d) for d in rng.integers(1, 10, size=rank - 1)] + [4]
+            assert tuple(runtime_extent(shape, scope)) == image_extent(shape, scope), shape
+
+
 def test_alloc_nd_free_nd(dev):
     import ctypes  # pylint: disable=import-outside-toplevel
 

@@ -99,6 +99,9 @@ def _prod(values) -> int:
 def image_extent(shape: List[int], scope: str) -> Tuple[int, int, int]:
     """The (width, height, layers) of the image holding a tensor of ``shape`` in ``scope``.
 
+    The OpenCL runtime allocates its images by the same mapping; the compiler keeps this copy
+    because it also runs where no OpenCL runtime is loaded (when it cross-compiles).
+
     Parameters
     ----------
     shape : List[int]
