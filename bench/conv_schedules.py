@@ -22,11 +22,14 @@ venv for its schedules):
 
     python bench/conv_schedules.py build --out DIR --label a [--variants default,...]
     python bench/conv_schedules.py build --out DIR --label c --generic
+    python bench/conv_schedules.py build --out DIR --label a_b8 --batch 8
 
 compiles every layer of ``models.LAYERS`` (weights lifted as in ``build_worker``), and records
 each conv kernel of it (the convolution, or the three Winograd stages; not the weight
 re-layout) with its arguments' shapes, dtypes and memory scopes. ``--variants`` compiles the
-Adreno layers once per entry of ``VARIANTS`` (knob overrides of the rule configs).
+Adreno layers once per entry of ``VARIANTS`` (knob overrides of the rule configs); ``--batch``
+gives every layer that many images (1: the networks' batch), to see how a kernel's throughput
+grows when the layer has more work items than one image gives it.
 
 Device (runtime only, the bundle of ``run.py bundle`` on PYTHONPATH):
 
@@ -148,7 +151,7 @@ def cmd_build(args) -> int:
     variants = ["default"] if args.generic else args.variants.split(",")
     cases = []
     for layer in models.tiny_layers() if args.tiny else models.LAYERS:
-        mod, _ = models.single_conv(*layer)
+        mod, _ = models.single_conv(*layer, batch=args.batch)
         mod["main"] = mod["main"].with_attr("num_input", 1)
         for variant in variants:
             if not _applies(variant, layer):
@@ -163,7 +166,14 @@ def cmd_build(args) -> int:
             lib = f"{'-'.join(str(v) for v in layer)}__{label.replace(':', '_')}.so"
             exe.export_library(str(args.out / "lib" / lib))
             cases.append(
-                {"layer": list(layer), "label": label, "lib": lib, "calls": calls, "others": others}
+                {
+                    "layer": list(layer),
+                    "batch": args.batch,
+                    "label": label,
+                    "lib": lib,
+                    "calls": calls,
+                    "others": others,
+                }
             )
             print(f"built {lib}: {[name for name, _ in calls]}", flush=True)
     path = args.out / f"cases-{args.label}.json"
@@ -174,10 +184,10 @@ def cmd_build(args) -> int:
     return 0
 
 
-def _layer_flop(layer):
+def _layer_flop(layer, batch=1):
     cin, cout, k, stride, groups, size = layer
     out = (size + 2 * (k // 2) - k) // stride + 1
-    return 2.0 * cout * out * out * (cin // groups) * k * k
+    return 2.0 * batch * cout * out * out * (cin // groups) * k * k
 
 
 def cmd_device(args) -> int:
@@ -201,6 +211,7 @@ def cmd_device(args) -> int:
             "device": dev.device_name,
             "layer": ",".join(map(str, layer)),
             "label": case["label"],
+            "batch": case.get("batch", 1),
         }
         try:
             lib = tvm.runtime.load_module(str(args.bundle / "lib" / case["lib"]))
@@ -224,7 +235,7 @@ def cmd_device(args) -> int:
                 others.append(f"{name}={median * 1e6:.1f}")
             row.update(
                 kernel_us=round(total * 1e6, 2),
-                gflops=round(_layer_flop(layer) / total / 1e9, 1),
+                gflops=round(_layer_flop(layer, row["batch"]) / total / 1e9, 1),
                 kernels=" ".join(kernels),
                 other_us=round(other_total * 1e6, 2),
                 others=" ".join(others),
@@ -235,7 +246,8 @@ def cmd_device(args) -> int:
         rows.append(row)
         print(row, flush=True)
     _check_against_first(cases, outputs, rows, args, dev)
-    fields = ["device", "layer", "label", "kernel_us", "gflops", "max_abs_diff", "status"]
+    fields = ["device", "layer", "label", "batch", "kernel_us", "gflops", "max_abs_diff"]
+    fields += ["status"]
     fields += ["kernels", "other_us", "others", "error"]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "w", newline="", encoding="utf-8") as f:
@@ -266,14 +278,14 @@ def _time_kernel(lib, name, infos, dev, rng, repeat):
 
 def _check_against_first(cases, outputs, rows, args, dev):
     """Run each single-kernel Adreno variant on the inputs of the first label's run of the same
-    layer and record the largest difference of the outputs."""
+    layer and batch and record the largest difference of the outputs."""
     import numpy as np  # pylint: disable=import-outside-toplevel
     import tvm  # pylint: disable=import-outside-toplevel
 
     first = {}
     for case, row in zip(cases, rows):
-        layer = tuple(case["layer"])
-        key = (layer, case["label"])
+        layer = (*case["layer"], case.get("batch", 1))
+        key = (tuple(case["layer"]), case["label"])
         if key not in outputs or len(case["calls"]) != 1:
             continue
         if layer not in first:
@@ -305,6 +317,7 @@ def main() -> int:
     build.add_argument("--variants", default="default")
     build.add_argument("--generic", action="store_true")
     build.add_argument("--tiny", action="store_true", help="small shapes for a CPU dry run")
+    build.add_argument("--batch", type=int, default=1, help="images per layer (default 1)")
     device = sub.add_parser("device")
     device.add_argument("--bundle", type=pathlib.Path, required=True)
     device.add_argument("--out", type=pathlib.Path, required=True)

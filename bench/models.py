@@ -154,16 +154,18 @@ def mobilenetv2(image=IMAGE) -> Tuple[tvm.IRModule, Dict]:
     return net.finish(net.classifier(y), "mobilenetv2")
 
 
-def single_conv(cin, cout, k, stride, groups, hw) -> Tuple[tvm.IRModule, Dict]:
-    """One conv2d (no bias, no activation): the per-layer sweep."""
+def single_conv(cin, cout, k, stride, groups, hw, batch=1) -> Tuple[tvm.IRModule, Dict]:
+    """One conv2d (no bias, no activation) of ``batch`` images: the per-layer sweep."""
     net = Net()
-    x = net.param("x", (1, cin, hw, hw))
+    x = net.param("x", (batch, cin, hw, hw))
     y = net.conv(x, cout, k, stride=stride, groups=groups, bias=False, act=None)
     kind = "depthwise" if groups == cin and groups > 1 else f"{k}x{k}"
     name = f"conv_{kind}_c{cin}-{cout}_s{stride}_{hw}"
     mod, info = net.finish(y, name)
     ho = (hw + 2 * (k // 2) - k) // stride + 1
-    info["bytes"] = 4 * (cin * hw * hw + cout * (cin // groups) * k * k + cout * ho * ho)
+    info["bytes"] = 4 * (
+        batch * cin * hw * hw + cout * (cin // groups) * k * k + batch * cout * ho * ho
+    )
     info["layer"] = dict(
         cin=cin,
         cout=cout,
