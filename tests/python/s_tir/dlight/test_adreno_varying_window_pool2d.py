@@ -54,6 +54,22 @@ def test_unpacked_varying_windows_have_no_lane_vector():
     assert vectorized_extents(func) == []
 
 
+def test_value_read_twice_after_the_window_is_inlined_forwards():
+    """A PReLU after the pooling reads the pooled value twice, so it cannot be inlined
+    backwards; it is inlined forwards into its reader, which stays the one epilogue, and the
+    pooling keeps one thread per output pixel with the lanes a vector."""
+
+    def prelu_after_pool(x):
+        pooled = topi.nn.adaptive_pool(x, (3, 3), "max", layout="NCHW4c")
+        negative = topi.multiply(topi.minimum(pooled, 0.0), 0.25)
+        return topi.add(topi.maximum(pooled, 0.0), negative)
+
+    func = _schedule(prim_func_of(prelu_after_pool, (1, 4, 7, 7, 4)))
+    assert func is not None
+    assert thread_extents(func) == {"blockIdx.x": 1, "threadIdx.x": 64}
+    assert vectorized_extents(func) == [4, 4]
+
+
 @pytest.mark.parametrize(
     "compute",
     [

@@ -49,6 +49,7 @@ from tvm.topi.adreno.utils import CHANNEL_BLOCK
 from ..analysis.common_analysis import get_sblock_info, get_sblockrealize
 from .base import AdrenoScheduleRule
 from .config import ReductionConfig
+from .utils import inline_around_reduction
 
 
 def _static_int(value) -> Optional[int]:
@@ -178,44 +179,19 @@ class Reduction(AdrenoScheduleRule):
 
     @staticmethod
     def _inline_others(sch: s_tir.Schedule, blocks, block):
-        """Inline the injective blocks: producers into the reduction, consumers after it.
-
-        A consumer reading the reduction result (the division of an average) cannot be inlined
-        into a reduction; other consumers that cannot be inlined backwards are inlined forwards
-        into their readers, and one epilogue is kept and returned.  Returns False when the
-        function has another structure, else the epilogue block or None.
-        """
-        index = Reduction._position(sch, blocks, block)
-        for producer in reversed(blocks[:index]):
-            try:
-                sch.compute_inline(producer)
-            except s_tir.ScheduleError:
-                return False
-        epilogue = None
+        """Inline the injective blocks around the reduction (:func:`inline_around_reduction`,
+        consumers over the reduction's outputs only).  Returns False when the function has
+        another structure, else the epilogue block or None."""
+        # A consumer over a larger domain: the broadcast multiply of a squeeze-and-excitation
+        # block before the last block.
         points = Reduction._spatial_points(sch.get(block))
-        for consumer in blocks[index + 1 :]:
-            if Reduction._spatial_points(sch.get(consumer)) != points:
-                # A consumer over a larger domain (a broadcast multiply of squeeze-and-
-                # excitation before the last block) would only be computed where the reduction
-                # has outputs; reverse_compute_inline also fails hard on it.
-                return False
-            try:
-                sch.reverse_compute_inline(consumer)
-                continue
-            except s_tir.ScheduleError:
-                pass
-            if not consumer.same_as(blocks[-1]):
-                # A value read twice (x in PReLU's maximum(x, 0) + a * minimum(x, 0)) cannot be
-                # inlined backwards; inlined forwards into its readers it leaves one epilogue.
-                try:
-                    sch.compute_inline(consumer)
-                    continue
-                except s_tir.ScheduleError:
-                    pass
-            if epilogue is not None:
-                return False
-            epilogue = consumer
-        if epilogue is not None:
+        epilogue = inline_around_reduction(
+            sch,
+            blocks,
+            block,
+            lambda consumer: Reduction._spatial_points(sch.get(consumer)) == points,
+        )
+        if epilogue is not None and epilogue is not False:
             try:
                 sch.reverse_compute_inline(epilogue)  # still not inlinable: keep it
             except s_tir.ScheduleError:
