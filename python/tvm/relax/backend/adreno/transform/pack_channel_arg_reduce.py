@@ -32,11 +32,12 @@ go to the lowest index, as in NumPy.  ``AnnotateTextureScope`` then lets the ker
 read ``x`` from its texture.
 """
 
-from typing import List, Optional
+from typing import Optional
 
 import tvm
 from tvm import relax, te, tirx
 from tvm.ir import Op
+from tvm.relax.utils import get_static_shape
 from tvm.topi.adreno.utils import CHANNEL_BLOCK
 
 from .utils import rewrite_relax_functions
@@ -48,19 +49,11 @@ _STRIDED_SLICE = Op.get("relax.strided_slice")
 _CHANNEL_AXIS = 1
 
 
-def _static_dims(ty) -> Optional[List[int]]:
-    if not isinstance(ty, relax.TensorType) or ty.shape is None:
-        return None
-    if not all(isinstance(d, tirx.IntImm) for d in ty.shape):
-        return None
-    return [int(d) for d in ty.shape]
-
-
 def _unpacks_channels(call: relax.Call) -> bool:
     """``call`` is ``layout_transform`` from ``[N, C/4, H, W, 4]`` to ``[N, C, H, W]``."""
     if not isinstance(call, relax.Call) or not call.op.same_as(_LAYOUT_TRANSFORM):
         return False
-    src = _static_dims(call.args[0].ty)
+    src = get_static_shape(call.args[0].ty)
     if src is None or len(src) != 5 or src[-1] != CHANNEL_BLOCK:
         return False
     index_map = call.attrs.index_map
@@ -143,7 +136,7 @@ class _ChannelArgReducePacker(relax.PyExprMutator):
             return call
         if call.attrs.axis is None or not isinstance(call.args[0], relax.Var):
             return call
-        dims = _static_dims(call.args[0].ty)
+        dims = get_static_shape(call.args[0].ty)
         if dims is None or len(dims) != 4 or int(call.attrs.axis) % 4 != _CHANNEL_AXIS:
             return call
         producer = self.lookup_binding(call.args[0])
@@ -153,7 +146,7 @@ class _ChannelArgReducePacker(relax.PyExprMutator):
         if not _unpacks_channels(producer):
             return call
         packed = producer.args[0]
-        if channels > _static_dims(packed.ty)[1] * CHANNEL_BLOCK:
+        if channels > get_static_shape(packed.ty)[1] * CHANNEL_BLOCK:
             return call
         name = call.op.name[len("relax.") :]
         return self.builder_.call_te(
