@@ -247,8 +247,7 @@ def cmd_device(args) -> int:
         print(row, flush=True)
     _check_against_first(cases, outputs, rows, args, dev)
     fields = ["device", "layer", "label", "batch", "kernel_us", "gflops", "max_abs_diff"]
-    fields += ["status"]
-    fields += ["kernels", "other_us", "others", "error"]
+    fields += ["status", "kernels", "other_us", "others", "error"]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=fields)
@@ -284,15 +283,15 @@ def _check_against_first(cases, outputs, rows, args, dev):
 
     first = {}
     for case, row in zip(cases, rows):
-        layer = (*case["layer"], case.get("batch", 1))
+        layer_and_batch = (*case["layer"], case.get("batch", 1))
         key = (tuple(case["layer"]), case["label"])
         if key not in outputs or len(case["calls"]) != 1:
             continue
-        if layer not in first:
-            first[layer] = (case, outputs[key])
+        if layer_and_batch not in first:
+            first[layer_and_batch] = (case, outputs[key])
             row["max_abs_diff"] = 0.0
             continue
-        ref_case, (inputs, want) = first[layer]
+        ref_case, (inputs, want) = first[layer_and_batch]
         name, infos = case["calls"][0]
         if [i[:2] for i in infos] != [i[:2] for i in ref_case["calls"][0][1]]:
             continue  # another layout (the generic target): checked by the layer sweep

@@ -36,7 +36,7 @@ calls are left alone (``KeepTrainingBatchNorm`` rewrites them first). Upstream's
 ``DecomposeBatchNorm`` could emit this form itself, for every target.
 """
 
-from typing import List, Tuple
+from typing import List
 
 import numpy as np
 
@@ -53,33 +53,31 @@ def _operand_shape(ndim: int, axis: int, channels) -> List:
     return shape
 
 
-def _inverse_std(var, epsilon: float, channel):
-    return tvm.tirx.const(1.0, var.dtype) / te.sqrt(
+def _scale_at(gamma, var, epsilon: float, use_gamma: bool, channel):
+    """TE expression of one channel's scale: ``gamma / sqrt(var + eps)`` (without gamma,
+    ``1 / sqrt(var + eps)``)."""
+    inv_std = tvm.tirx.const(1.0, var.dtype) / te.sqrt(
         var[channel] + tvm.tirx.const(epsilon, var.dtype)
     )
+    return gamma[channel] * inv_std if use_gamma else inv_std
 
 
 def _scale_compute(gamma, var, epsilon: float, use_gamma: bool, shape: List, axis: int):
-    """TE: ``gamma / sqrt(var + eps)`` (``1 / sqrt(var + eps)`` without gamma), shaped to
-    broadcast along ``axis``."""
-
-    def scale_at(channel):
-        inv_std = _inverse_std(var, epsilon, channel)
-        return gamma[channel] * inv_std if use_gamma else inv_std
-
-    return te.compute(shape, lambda *index: scale_at(index[axis]), name="bn_scale")
+    """TE: the scale of every channel, shaped to broadcast along ``axis``."""
+    return te.compute(
+        shape,
+        lambda *index: _scale_at(gamma, var, epsilon, use_gamma, index[axis]),
+        name="bn_scale",
+    )
 
 
 def _shift_compute(
-    gamma, beta, mean, var, epsilon: float, flags: Tuple[bool, bool], shape: List, axis: int
+    gamma, beta, mean, var, epsilon: float, use_gamma: bool, use_beta: bool, shape: List, axis: int
 ):
-    """TE: ``beta - mean * scale`` (``- mean * scale`` without beta), shaped like the scale.
-    ``flags``: the call's ``(scale, center)``, whether gamma and beta take part."""
-    use_gamma, use_beta = flags
+    """TE: ``beta - mean * scale`` (without beta, ``- mean * scale``), shaped like the scale."""
 
     def shift_at(channel):
-        scale = _inverse_std(var, epsilon, channel)
-        scale = gamma[channel] * scale if use_gamma else scale
+        scale = _scale_at(gamma, var, epsilon, use_gamma, channel)
         return beta[channel] - mean[channel] * scale if use_beta else -mean[channel] * scale
 
     return te.compute(shape, lambda *index: shift_at(index[axis]), name="bn_shift")
@@ -119,7 +117,7 @@ class _BatchNormRewriter(relax.PyExprMutator):  # pylint: disable=abstract-metho
         if all(isinstance(arg, tvm.ir.GenericConst) for arg in call.args[1:]):
             scale, shift = _scale_shift_constants(*call.args[1:], attrs, data_ty.ndim, axis)
         else:
-            epsilon, flags = float(attrs.epsilon), (bool(attrs.scale), bool(attrs.center))
+            epsilon, use_gamma = float(attrs.epsilon), bool(attrs.scale)
             shape = _operand_shape(data_ty.ndim, axis, var.ty.shape[0])
             scale = self.builder_.emit(
                 self.builder_.call_te(
@@ -127,7 +125,7 @@ class _BatchNormRewriter(relax.PyExprMutator):  # pylint: disable=abstract-metho
                     gamma,
                     var,
                     epsilon,
-                    flags[0],
+                    use_gamma,
                     shape,
                     axis,
                     primfunc_name_hint="batch_norm_scale",
@@ -141,7 +139,8 @@ class _BatchNormRewriter(relax.PyExprMutator):  # pylint: disable=abstract-metho
                     mean,
                     var,
                     epsilon,
-                    flags,
+                    use_gamma,
+                    bool(attrs.center),
                     shape,
                     axis,
                     primfunc_name_hint="batch_norm_shift",
