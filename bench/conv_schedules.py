@@ -71,6 +71,15 @@ VARIANTS = {
     "split_k_16": {"Conv2dConfig": {"split_k": 16}},
     "split_k_16_waves_16": {"Conv2dConfig": {"split_k": 16, "split_k_waves": 16}},
     "dw_columns_4": {"GroupConv2dConfig": {"columns": 4}},
+    "dw_threads_128": {"GroupConv2dConfig": {"threads": 128}},
+    "dw_threads_256": {"GroupConv2dConfig": {"threads": 256}},
+    "unroll_window": {"Conv2dConfig": {"unroll_window": True}},
+    "unroll_window_waves_4_2": {"Conv2dConfig": {"unroll_window": True, "occupancy_waves": (4, 2)}},
+    "unroll_window_guard_off": {"Conv2dConfig": {"unroll_window": True, "occupancy_waves": ()}},
+    "unroll_window_threads_64": {"Conv2dConfig": {"unroll_window": True, "threads": 64}},
+    # Not a knob: the TIR pass of bench/experiments/texture_border_padding.py added after
+    # TextureFlatten (every conv kind).
+    "texture_border_padding": {"experiment": "texture_border_padding"},
 }
 
 
@@ -80,6 +89,8 @@ def _knobs(overrides):
     saved = []
     try:
         for name, fields in overrides.items():
+            if name == "experiment":
+                continue
             # pylint: disable-next=import-outside-toplevel
             from tvm.s_tir.dlight.adreno import config
 
@@ -98,6 +109,32 @@ def _knobs(overrides):
                 del cls.from_target  # inherited again
             else:
                 cls.from_target = original
+
+
+@contextlib.contextmanager
+def _experiment(overrides):
+    """Run the TIR pass an ``experiment`` variant names right after ``TextureFlatten``."""
+    if overrides.get("experiment") != "texture_border_padding":
+        yield
+        return
+    # pylint: disable-next=import-outside-toplevel
+    from tvm.s_tir.backend.adreno import transform as adreno_tir
+
+    sys.path.insert(0, str(HERE / "experiments"))
+    import texture_border_padding  # pylint: disable=import-outside-toplevel
+
+    flatten = adreno_tir.TextureFlatten
+
+    def _flatten_then_pad():
+        import tvm  # pylint: disable=import-outside-toplevel
+
+        return tvm.transform.Sequential([flatten(), texture_border_padding.TextureBorderPadding()])
+
+    adreno_tir.TextureFlatten = _flatten_then_pad
+    try:
+        yield
+    finally:
+        adreno_tir.TextureFlatten = flatten
 
 
 def _conv_calls(mod, target):
@@ -133,7 +170,7 @@ def _conv_calls(mod, target):
 def _applies(variant: str, layer) -> bool:
     """Whether a variant changes the schedule of ``layer`` (groups > 1: GroupConv2d's knobs)."""
     overrides = VARIANTS[variant]
-    if not overrides:
+    if not overrides or "experiment" in overrides:
         return True
     rule = "GroupConv2dConfig" if layer[4] > 1 else "Conv2dConfig"
     return rule in overrides
@@ -158,7 +195,7 @@ def cmd_build(args) -> int:
                 continue
             label = args.label if variant == "default" else f"{args.label}:{variant}"
             overrides = {} if args.generic else VARIANTS[variant]
-            with _knobs(overrides):
+            with _knobs(overrides), _experiment(overrides):
                 calls, others = _conv_calls(mod, target)
                 exe = tvm.compile(
                     mod, target=target, relax_pipeline=build_worker.lifted_pipeline(target)

@@ -70,18 +70,23 @@ CASES = {
 
 
 # The knob extremes: the guard off and the largest tile (with the default split of the input
-# channels: a tile of 32 pixels per thread in the write-back); a 3-column tile (widths 6, 9,
-# 15); one pixel, never split; the most split (16 ways where the channels allow).
+# channels: a tile of 32 pixels per thread in the write-back), the kernel window unrolled; a
+# 3-column tile (widths 6, 9, 15); one pixel, never split; the most split (16 ways where the
+# channels allow), unrolled.
 TILES = {
     "default": None,
     "largest_tile": rule_config.Conv2dConfig(
-        channel_blocks=8, columns=4, pointwise_columns=4, occupancy_waves=()
+        channel_blocks=8,
+        columns=4,
+        pointwise_columns=4,
+        occupancy_waves=(),
+        unroll_window=True,
     ),
     "three_columns": rule_config.Conv2dConfig(
         channel_blocks=2, columns=3, pointwise_columns=3, occupancy_waves=()
     ),
     "one_pixel": rule_config.Conv2dConfig(channel_blocks=1, columns=1, split_k=1),
-    "split_k_16": rule_config.Conv2dConfig(split_k=16, split_k_waves=16),
+    "split_k_16": rule_config.Conv2dConfig(split_k=16, split_k_waves=16, unroll_window=True),
 }
 
 

@@ -18,12 +18,14 @@
 """Tests of dlight.adreno.Conv2d: the direct NCHW4c convolution schedule, and the workloads of
 the other Adreno rules that it declines."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 import tvm
 import tvm.testing
-from tvm import relax
+from tvm import relax, tirx
 from tvm.s_tir import dlight as dl
 from tvm.s_tir.dlight.adreno.config import Conv2dConfig
 from tvm.s_tir.dlight.adreno.convolution import conv_tile, split_k_ways
@@ -90,6 +92,27 @@ def test_conv_threads_cover_the_outputs_and_pixels_are_vectors():
     assert thread_extents(func) == {"blockIdx.x": 4, "threadIdx.x": 128}
     assert vectorized_extents(func) == [4, 4, 4, 4]
     assert not [name for name in block_names(func) if name.endswith("pad")]
+
+
+def _unrolled_kernel_loops(func):
+    """Names of the kernel row and column loops (``kh``, ``kw``) that are unrolled."""
+    return sorted(
+        loop.loop_var.name
+        for loop in loops(func)
+        if loop.kind == tirx.ForKind.UNROLLED and loop.loop_var.name in ("kh", "kw")
+    )
+
+
+@pytest.mark.parametrize("config", [UNSPLIT, Conv2dConfig(split_k=16, split_k_waves=16)])
+def test_kernel_window_is_unrolled_only_when_the_config_asks(config):
+    """``unroll_window`` unrolls the kernel rows and columns, in the plain and the split-K
+    schedule; by default both stay rolled loops."""
+    func = only(fused_prim_funcs((1, 64, 7, 7, 4), (64, 256, 3, 3, 4)))
+    rolled = _schedule(func, config)
+    unrolled = _schedule(func, dataclasses.replace(config, unroll_window=True))
+    assert _unrolled_kernel_loops(rolled) == []
+    assert _unrolled_kernel_loops(unrolled) == ["kh", "kw"]
+    assert thread_extents(unrolled) == thread_extents(rolled)
 
 
 def test_range_smaller_than_a_work_group_gets_a_group_of_its_size():

@@ -164,6 +164,9 @@ class Conv2dConfig(RuleConfig):
         The split doubles while the layer's waves per compute unit stay below this.
     split_k_min_steps : int
         Fewest reduction steps of one part.
+    unroll_window : bool
+        Unroll the loops over the kernel's rows and columns, so that the reads of all its taps
+        can be issued before their multiply-adds.
     """
 
     THREAD_KNOBS: ClassVar[Tuple[str, ...]] = ("threads",)
@@ -210,9 +213,9 @@ class Conv2dConfig(RuleConfig):
     wave_size: int = knob(32, (32,), "an NVIDIA warp (Adreno waves hold 64 or 128 threads)")
     occupancy_waves: Tuple[int, ...] = knob(
         (8, 4, 2),
-        ((8, 4, 2), ()),
+        ((8, 4, 2), (4, 2), ()),
         "TFLite GPU's guard: below 8, 4 and 2 waves per compute unit one tile dimension is "
-        "halved each time (() turns the guard off)",
+        "halved each time ((4, 2): one halving fewer; () turns the guard off)",
     )
 
     split_k: int = knob(
@@ -232,6 +235,17 @@ class Conv2dConfig(RuleConfig):
         (16,),
         "fewest reduction steps (input channel blocks x taps) a part keeps: below it the "
         "write-back's sum of the partials costs as much as the part",
+    )
+    # bench/results/2026-12-04b-nvidia-h200-conv-unroll.csv (conv kernels alone, us): unrolled
+    # alone, 44.2 against 35.9 on the 64-channel 3x3 layer at 56x56 and 30.0 against 33.5 on
+    # the 7x7 stem; with occupancy_waves (4, 2) the 64-channel layer took 27.6, with the guard
+    # off 28.4 (the other 3x3 layers within 3%, 256 channels at 14x14 41.9 against 46.9).
+    unroll_window: bool = knob(
+        False,
+        (False, True),
+        "kept rolled: unrolled alone it was 23% slower on the 64-channel 3x3 layer of the H200 "
+        "and faster only with a larger tile than the guard gives at one image (above), which "
+        "the tuner finds per workload",
     )
 
 

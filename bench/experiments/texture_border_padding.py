@@ -1,0 +1,166 @@
+# Licensed to the Apache Software Foundation (ASF) under one
+# or more contributor license agreements.  See the NOTICE file
+# distributed with this work for additional information
+# regarding copyright ownership.  The ASF licenses this file
+# to you under the Apache License, Version 2.0 (the
+# "License"); you may not use this file except in compliance
+# with the License.  You may obtain a copy of the License at
+#
+#   http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing,
+# software distributed under the License is distributed on an
+# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+# KIND, either express or implied.  See the License for the
+# specific language governing permissions and limitations
+# under the License.
+"""Read the zero padding around a texture from the image sampler instead of testing for it.
+
+A convolution's zero padding, inlined into its input read, reads the input texture under a
+guard: ``if_then_else(1 <= h and h < H + 1 and 1 <= w and w < W + 1, texture[h - 1, w - 1],
+0)``. The OpenCL code generator reads every image with a ``CLK_ADDRESS_CLAMP`` sampler, which
+returns the border color for a pixel outside the image's width or height, and the border
+color of an RGBA image is zero in all four channels. A guard term that only says "this pixel
+is inside the image" is therefore already done by the sampler, and this pass drops it, so the
+read costs no comparisons and branches (the "padding through the sampler" of MNN's and
+TFLite's image kernels).
+
+The pass takes a term only when it is exactly one of ``x >= 0``, ``x < width``, ``y >= 0``,
+``y < height`` for the read's image coordinates ``x, y`` (after moving a constant between its
+sides), with the width and height of the image that holds the kernel parameter read; the
+else value must be zero. Terms on the layer coordinate stay (an image array clamps its layer
+index instead of returning the border), and so does any other term.
+
+It relies on each texture argument being an image of its tensor's own extent, which the
+workspace's OpenCL runtime guarantees: it allocates a texture tensor, or a view of flat
+storage, as an image of exactly that geometry. It runs after ``TextureFlatten`` (which makes
+the ``texture2d_load`` calls) and before ``SplitHostDevice`` (the parameters' shapes are
+needed).
+
+An experiment of the workspace, not part of the patch series (``bench/conv_schedules.py``
+applies it to the variant ``texture_border_padding``). On 2026-12-04 the texture suite's conv
+tests gave the same answers with it on PoCL, and so did the small layers of ``conv_schedules.py
+build --tiny`` against the build without it, but Intel's CPU OpenCL runtime (2026.2) crashed
+with a segmentation fault in the kernels that read outside the image: that runtime does not
+honour the border of ``CLK_ADDRESS_CLAMP``. A pipeline pass needs a per-device switch first
+(the OpenCL target kind registers no attribute for it), and a measurement of what it gains on a
+GPU.
+"""
+
+from typing import List, Optional, Tuple
+
+import tvm_ffi
+
+import tvm
+from tvm import tirx
+from tvm.ir import Call, Expr, Op
+from tvm.sym import Analyzer
+
+_TEXTURE_LOAD = Op.get("tirx.texture2d_load")
+_IF_THEN_ELSE = Op.get("prim.if_then_else")
+
+
+def _image_sizes(func: tirx.PrimFunc) -> List[Tuple[Expr, Tuple[int, int]]]:
+    """(data pointer, (width, height)) of each texture parameter with a static shape."""
+    # The one scope-to-image mapping of the compiler; imported here because tvm.relax imports
+    # this package while it loads.
+    # pylint: disable-next=import-outside-toplevel
+    from tvm.relax.backend.adreno.transform.balance_texture_scope import (
+        TEXTURE_SCOPES,
+        image_extent,
+    )
+
+    sizes = []
+    for param in func.params:
+        if not isinstance(param.ty, tirx.BufferType):
+            continue
+        scope = str(param.scope())
+        shape = param.shape
+        if scope not in TEXTURE_SCOPES or not all(isinstance(d, tirx.IntImm) for d in shape):
+            continue
+        width, height, _ = image_extent([int(dim) for dim in shape], scope)
+        sizes.append((param.data, (width, height)))
+    return sizes
+
+
+def _image_size(pointer: Expr, sizes) -> Optional[Tuple[int, int]]:
+    return next((size for data, size in sizes if tvm_ffi.structural_equal(data, pointer)), None)
+
+
+def _conjuncts(cond: Expr) -> List[Expr]:
+    if isinstance(cond, tirx.And):
+        return _conjuncts(cond.a) + _conjuncts(cond.b)
+    return [cond]
+
+
+def _is_zero(expr: Expr) -> bool:
+    if isinstance(expr, tirx.Broadcast):
+        expr = expr.value
+    return isinstance(expr, (tirx.FloatImm, tirx.IntImm)) and expr.value == 0
+
+
+def _is_inside_test(term: Expr, coord: Expr, size: int, analyzer: Analyzer) -> bool:
+    """Whether ``term`` is ``coord >= 0`` or ``coord < size`` up to a constant on both sides."""
+
+    def _offset(expr) -> Optional[int]:  # expr - coord, when it is a constant
+        diff = analyzer.simplify(expr - coord)
+        return int(diff.value) if isinstance(diff, tirx.IntImm) else None
+
+    if isinstance(term, (tirx.LE, tirx.LT)):
+        lower, upper = term.a, term.b
+        strict = isinstance(term, tirx.LT)
+    elif isinstance(term, (tirx.GE, tirx.GT)):
+        lower, upper = term.b, term.a
+        strict = isinstance(term, tirx.GT)
+    else:
+        return False
+    if isinstance(lower, tirx.IntImm):  # lower <= coord + d  <=>  coord >= lower - d
+        offset = _offset(upper)
+        bound = None if offset is None else int(lower.value) - offset + int(strict)
+        return bound == 0
+    if isinstance(upper, tirx.IntImm):  # coord + d < upper  <=>  coord < upper - d
+        offset = _offset(lower)
+        bound = None if offset is None else int(upper.value) - offset + int(not strict)
+        return bound == size
+    return False
+
+
+def _strip_guard(call: Call, sizes, analyzer: Analyzer) -> Call:
+    if not call.op.same_as(_IF_THEN_ELSE) or not _is_zero(call.args[2]):
+        return call
+    load = call.args[1]
+    if not (isinstance(load, Call) and load.op.same_as(_TEXTURE_LOAD)):
+        return call
+    size = _image_size(load.args[0], sizes)
+    if size is None:
+        return call
+    coords = ((load.args[1], size[0]), (load.args[2], size[1]))
+    terms = _conjuncts(call.args[0])
+    kept = [
+        term
+        for term in terms
+        if not any(_is_inside_test(term, coord, extent, analyzer) for coord, extent in coords)
+    ]
+    if len(kept) == len(terms):
+        return call
+    if not kept:
+        return load
+    cond = kept[0]
+    for term in kept[1:]:
+        cond = tirx.And(cond, term)
+    return Call(call.op, [cond, load, call.args[2]], ret_ty=call.ty)
+
+
+@tvm.tirx.transform.prim_func_pass(opt_level=0, name="TextureBorderPadding")
+class TextureBorderPadding:
+    """Drop the guard terms of a zero-padded texture read that the image sampler's border
+    already implies (see the module docstring)."""
+
+    def transform_function(self, func, _mod, _ctx):  # pylint: disable=missing-function-docstring
+        sizes = _image_sizes(func)
+        if not sizes:
+            return func
+        analyzer = Analyzer()
+        return tvm_ffi.structural_map(
+            func, (Call, lambda call: _strip_guard(call, sizes, analyzer)), order="post"
+        )
