@@ -236,10 +236,11 @@ class Conv2dConfig(RuleConfig):
         "fewest reduction steps (input channel blocks x taps) a part keeps: below it the "
         "write-back's sum of the partials costs as much as the part",
     )
-    # bench/results/2026-12-04b-nvidia-h200-conv-unroll.csv (conv kernels alone, us): unrolled
-    # alone, 44.2 against 35.9 on the 64-channel 3x3 layer at 56x56 and 30.0 against 33.5 on
-    # the 7x7 stem; with occupancy_waves (4, 2) the 64-channel layer took 27.6, with the guard
-    # off 28.4 (the other 3x3 layers within 3%, 256 channels at 14x14 41.9 against 46.9).
+    # bench/results/2026-12-04b-nvidia-h200-conv-unroll.csv (conv kernels alone, us, H200):
+    # unrolled alone, 44.2 against 35.9 rolled on the 64-channel 3x3 layer at 56x56 and 30.0
+    # against 33.5 on the 7x7 stem; with occupancy_waves (4, 2) the 64-channel layer took 27.6
+    # but the 3-channel 3x3 stem 9.8 against 7.5; with the guard off the 128- and 256-channel
+    # 3x3 layers took 4 to 11% less.
     unroll_window: bool = knob(
         False,
         (False, True),
