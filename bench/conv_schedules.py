@@ -57,7 +57,8 @@ sys.path.insert(0, str(HERE))
 
 import module_tree  # noqa: E402  pylint: disable=wrong-import-position
 
-#: Knob overrides per variant: rule config class name -> fields.
+#: Knob overrides per variant: rule config class name -> fields; or ``experiment``: the name of
+#: a TIR pass of ``bench/experiments`` to add to the pipeline.
 VARIANTS = {
     "default": {},
     "guard_off": {"Conv2dConfig": {"occupancy_waves": ()}},
