@@ -57,8 +57,8 @@ sys.path.insert(0, str(HERE))
 
 import module_tree  # noqa: E402  pylint: disable=wrong-import-position
 
-#: Knob overrides per variant: rule config class name -> fields; or ``experiment``: the name of
-#: a TIR pass of ``bench/experiments`` to add to the pipeline.
+#: Knob overrides per variant: rule config class name -> fields; or ``required_pass``: an opt-in
+#: pass to compile with.
 VARIANTS = {
     "default": {},
     "guard_off": {"Conv2dConfig": {"occupancy_waves": ()}},
@@ -78,9 +78,8 @@ VARIANTS = {
     "unroll_window_waves_4_2": {"Conv2dConfig": {"unroll_window": True, "occupancy_waves": (4, 2)}},
     "unroll_window_guard_off": {"Conv2dConfig": {"unroll_window": True, "occupancy_waves": ()}},
     "unroll_window_threads_64": {"Conv2dConfig": {"unroll_window": True, "threads": 64}},
-    # Not a knob: the TIR pass of bench/experiments/texture_border_padding.py added after
-    # TextureFlatten (every conv kind).
-    "texture_border_padding": {"experiment": "texture_border_padding"},
+    # Not a knob: the opt-in TIR pass TextureBorderPadding (every conv kind).
+    "texture_border_padding": {"required_pass": "TextureBorderPadding"},
 }
 
 
@@ -90,7 +89,7 @@ def _knobs(overrides):
     saved = []
     try:
         for name, fields in overrides.items():
-            if name == "experiment":
+            if name == "required_pass":
                 continue
             # pylint: disable-next=import-outside-toplevel
             from tvm.s_tir.dlight.adreno import config
@@ -113,29 +112,15 @@ def _knobs(overrides):
 
 
 @contextlib.contextmanager
-def _experiment(overrides):
-    """Run the TIR pass an ``experiment`` variant names right after ``TextureFlatten``."""
-    if overrides.get("experiment") != "texture_border_padding":
+def _required_pass(overrides):
+    """Compile with the opt-in pass a ``required_pass`` variant names (opt_level 3 besides)."""
+    if "required_pass" not in overrides:
         yield
         return
-    # pylint: disable-next=import-outside-toplevel
-    from tvm.s_tir.backend.adreno import transform as adreno_tir
+    import tvm  # pylint: disable=import-outside-toplevel
 
-    sys.path.insert(0, str(HERE / "experiments"))
-    import texture_border_padding  # pylint: disable=import-outside-toplevel
-
-    flatten = adreno_tir.TextureFlatten
-
-    def _flatten_then_pad():
-        import tvm  # pylint: disable=import-outside-toplevel
-
-        return tvm.transform.Sequential([flatten(), texture_border_padding.TextureBorderPadding()])
-
-    adreno_tir.TextureFlatten = _flatten_then_pad
-    try:
+    with tvm.transform.PassContext(opt_level=3, required_pass=[overrides["required_pass"]]):
         yield
-    finally:
-        adreno_tir.TextureFlatten = flatten
 
 
 def _conv_calls(mod, target):
@@ -171,7 +156,7 @@ def _conv_calls(mod, target):
 def _applies(variant: str, layer) -> bool:
     """Whether a variant changes the schedule of ``layer`` (groups > 1: GroupConv2d's knobs)."""
     overrides = VARIANTS[variant]
-    if not overrides or "experiment" in overrides:
+    if not overrides or "required_pass" in overrides:
         return True
     rule = "GroupConv2dConfig" if layer[4] > 1 else "Conv2dConfig"
     return rule in overrides
@@ -196,7 +181,7 @@ def cmd_build(args) -> int:
                 continue
             label = args.label if variant == "default" else f"{args.label}:{variant}"
             overrides = {} if args.generic else VARIANTS[variant]
-            with _knobs(overrides), _experiment(overrides):
+            with _knobs(overrides), _required_pass(overrides):
                 calls, others = _conv_calls(mod, target)
                 exe = tvm.compile(
                     mod, target=target, relax_pipeline=build_worker.lifted_pipeline(target)

@@ -54,10 +54,9 @@ from typing import List, Optional, Tuple
 
 import tvm
 from tvm import relax
+from tvm.s_tir.backend.adreno.texture import TEXTURE_SCOPES, image_extent
 
 from .utils import ModuleVDevices, rewrite_relax_functions
-
-TEXTURE_SCOPES = ("global.texture", "global.texture-nhwc", "global.texture-weight")
 
 _CALL_TIR = tvm.ir.Op.get("relax.call_tir")
 _TO_VDEVICE = tvm.ir.Op.get("relax.to_vdevice")
@@ -87,40 +86,6 @@ class TextureLimits:
         spatial = attrs["texture_spatial_limit"] if "texture_spatial_limit" in attrs else 16384
         depth = attrs["texture_depth_limit"] if "texture_depth_limit" in attrs else 2048
         return TextureLimits(int(spatial), int(depth))
-
-
-def _prod(values) -> int:
-    out = 1
-    for v in values:
-        out *= v
-    return out
-
-
-def image_extent(shape: List[int], scope: str) -> Tuple[int, int, int]:
-    """The (width, height, layers) of the image holding a tensor of ``shape`` in ``scope``.
-
-    The OpenCL runtime allocates its images by the same mapping; the compiler keeps this copy
-    because it also runs where no OpenCL runtime is loaded (when it cross-compiles).
-
-    Parameters
-    ----------
-    shape : List[int]
-        The static tensor shape; its last axis is the 4-channel pixel.
-    scope : str
-        One of ``TEXTURE_SCOPES``.
-
-    Returns
-    -------
-    extent : Tuple[int, int, int]
-        Width, height and number of layers in pixels.
-    """
-    rank = len(shape)
-    sep = {
-        "global.texture": rank - 2,
-        "global.texture-nhwc": 2,
-        "global.texture-weight": 1,
-    }[scope]
-    return (_prod(shape[sep : rank - 1]), shape[sep - 1], _prod(shape[: sep - 1]))
 
 
 def choose_texture_scope(shape, limits: TextureLimits) -> str:

@@ -50,9 +50,9 @@ import tvm
 from tvm import relax
 from tvm.relax.op import vm as _vm_op
 from tvm.relax.transform import function_pass
+from tvm.s_tir.backend.adreno.texture import TEXTURE_SCOPES, image_extent
 
 from .alloc_storage_on_physical_device import physical_device_indices
-from .balance_texture_scope import TEXTURE_SCOPES, image_extent
 
 _ALLOC_TENSOR = tvm.ir.Op.get("relax.builtin.alloc_tensor")
 _CALL_TIR_DYN = tvm.ir.Op.get("relax.vm.call_tir_dyn")

@@ -31,20 +31,18 @@ sides), with the width and height of the image that holds the kernel parameter r
 else value must be zero. Terms on the layer coordinate stay (an image array clamps its layer
 index instead of returning the border), and so does any other term.
 
-It relies on each texture argument being an image of its tensor's own extent, which the
-workspace's OpenCL runtime guarantees: it allocates a texture tensor, or a view of flat
-storage, as an image of exactly that geometry. It runs after ``TextureFlatten`` (which makes
-the ``texture2d_load`` calls) and before ``SplitHostDevice`` (the parameters' shapes are
-needed).
+It relies on two things of the device:
 
-An experiment of the workspace, not part of the patch series (``bench/conv_schedules.py``
-applies it to the variant ``texture_border_padding``). On 2026-12-04 the texture suite's conv
-tests gave the same answers with it on PoCL, and so did the small layers of ``conv_schedules.py
-build --tiny`` against the build without it, but Intel's CPU OpenCL runtime (2026.2) crashed
-with a segmentation fault in the kernels that read outside the image: that runtime does not
-honour the border of ``CLK_ADDRESS_CLAMP``. A pipeline pass needs a per-device switch first
-(the OpenCL target kind registers no attribute for it), and a measurement of what it gains on a
-GPU.
+* each texture argument is an image of its tensor's own extent (the OpenCL runtime allocates
+  a texture tensor, or a view of flat storage, as an image of exactly that geometry);
+* its OpenCL driver returns the border for a read outside the image, as the standard says.
+  Intel's CPU OpenCL runtime (2026.2) does not: it crashes on such reads.
+
+So the pass is an opt-in optimization, at ``opt_level`` 4 above the default pipeline's:
+compile with ``tvm.transform.PassContext(opt_level=3,
+required_pass=["TextureBorderPadding"])`` (or ``opt_level=4``) for a device that honours the
+border. It runs after ``TextureFlatten`` (which makes the ``texture2d_load`` calls) and before
+``SplitHostDevice`` (the parameters' shapes are needed).
 """
 
 from typing import List, Optional, Tuple
@@ -56,20 +54,14 @@ from tvm import tirx
 from tvm.ir import Call, Expr, Op
 from tvm.sym import Analyzer
 
+from ..texture import TEXTURE_SCOPES, image_extent
+
 _TEXTURE_LOAD = Op.get("tirx.texture2d_load")
 _IF_THEN_ELSE = Op.get("prim.if_then_else")
 
 
 def _image_sizes(func: tirx.PrimFunc) -> List[Tuple[Expr, Tuple[int, int]]]:
     """(data pointer, (width, height)) of each texture parameter with a static shape."""
-    # The one scope-to-image mapping of the compiler; imported here because tvm.relax imports
-    # this package while it loads.
-    # pylint: disable-next=import-outside-toplevel
-    from tvm.relax.backend.adreno.transform.balance_texture_scope import (
-        TEXTURE_SCOPES,
-        image_extent,
-    )
-
     sizes = []
     for param in func.params:
         if not isinstance(param.ty, tirx.BufferType):
@@ -151,10 +143,10 @@ def _strip_guard(call: Call, sizes, analyzer: Analyzer) -> Call:
     return Call(call.op, [cond, load, call.args[2]], ret_ty=call.ty)
 
 
-@tvm.tirx.transform.prim_func_pass(opt_level=0, name="TextureBorderPadding")
+@tvm.tirx.transform.prim_func_pass(opt_level=4, name="TextureBorderPadding")
 class TextureBorderPadding:
     """Drop the guard terms of a zero-padded texture read that the image sampler's border
-    already implies (see the module docstring)."""
+    already implies (see the module docstring). Opt-in: ``opt_level`` 4."""
 
     def transform_function(self, func, _mod, _ctx):  # pylint: disable=missing-function-docstring
         sizes = _image_sizes(func)

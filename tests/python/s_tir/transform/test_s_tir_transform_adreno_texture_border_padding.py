@@ -16,23 +16,19 @@
 # under the License.
 # pylint: disable=invalid-name,missing-docstring,no-self-argument,not-callable
 # pylint: disable=chained-comparison  # TVMScript guards are written term by term
-"""The bench experiment bench/experiments/texture_border_padding.py: which guard terms of a
-padded texture read it drops, and which it keeps."""
+"""Tests of TextureBorderPadding: which guard terms of a padded texture read it drops and which
+it keeps, that the Adreno pipeline runs it only when asked, and the answers with it."""
 
-import sys
-from pathlib import Path
-
+import numpy as np
 import pytest
+import tvm_ffi
 
-tvm = pytest.importorskip("tvm", reason="the experiment is a TVM pass: needs the workspace venv")
-
-# pylint: disable=wrong-import-position
+import tvm
+import tvm.testing
+from tvm import relax
+from tvm.ir import Call, Op
+from tvm.s_tir.backend.adreno.transform import TextureBorderPadding
 from tvm.script import tirx as T
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "experiments"))
-from texture_border_padding import TextureBorderPadding  # noqa: E402
-
-# pylint: enable=wrong-import-position
 
 # A (1, 2, 6, 8, 4) texture is an image of 8 x 6 pixels and 2 layers: the read at (w - 1, h - 1)
 # of the padded window is inside the image for 1 <= w < 9 and 1 <= h < 7.
@@ -155,7 +151,7 @@ def test_a_nonzero_padding_value_is_kept():
     tvm.ir.assert_structural_equal(_apply(before), before)
 
 
-def test_an_image_of_another_extent_is_kept():
+def test_a_bound_of_another_width_is_kept():
     """The same guard around a read of a (1, 2, 6, 6, 4) texture (6 pixels wide): w < 9 is not
     its width and stays; the other terms go."""
 
@@ -202,3 +198,91 @@ def test_an_image_of_another_extent_is_kept():
             )
 
     tvm.ir.assert_structural_equal(_apply(before), expected)
+
+
+TEXTURE = tvm.target.Target("qcom/adreno-opencl-texture", host="llvm")
+OPT_IN = {"opt_level": 3, "required_pass": ["TextureBorderPadding"]}
+
+
+def _padded_convs():
+    """A 3x3 conv and a 3x3 depthwise conv, both zero-padded by 1, on a 16-channel input."""
+    data = relax.Var("data", relax.TensorType((1, 16, 12, 10), "float32"))
+    weight = relax.Var("weight", relax.TensorType((16, 16, 3, 3), "float32"))
+    depthwise = relax.Var("depthwise", relax.TensorType((16, 1, 3, 3), "float32"))
+    builder = relax.BlockBuilder()
+    with builder.function("main", [data, weight, depthwise]):
+        with builder.dataflow():
+            out = builder.emit(relax.op.nn.conv2d(data, weight, padding=1))
+            out = builder.emit(relax.op.nn.conv2d(out, depthwise, padding=1, groups=16))
+            out = builder.emit_output(out)
+        builder.emit_func_output(out)
+    return builder.get()
+
+
+def _guarded_texture_reads(mod, **pass_context) -> int:
+    """How many texture reads of the conv kernels are guarded after the TIR pipeline."""
+    lowered = {}
+
+    @tvm.instrument.pass_instrument
+    class _Keep:  # the device functions before they are split from the host code
+        def run_before_pass(self, mod, info):
+            if info.name == "tirx.SplitHostDevice":
+                lowered["mod"] = mod
+
+    load, guard = Op.get("tirx.texture2d_load"), Op.get("prim.if_then_else")
+    with tvm.transform.PassContext(**pass_context, instruments=[_Keep()]):
+        tvm.compile(mod, target=TEXTURE)
+    count = 0
+
+    def _visit(call):
+        nonlocal count
+        inner = call.args[1] if call.op.same_as(guard) else None
+        if isinstance(inner, Call) and inner.op.same_as(load):
+            count += 1
+
+    for gv, func in lowered["mod"].functions.items():
+        if "conv2d" in gv.name_hint:
+            tvm_ffi.structural_walk(func, [(Call, _visit)], order="post")
+    return count
+
+
+def test_the_pipeline_runs_it_only_when_asked():
+    mod = _padded_convs()
+    assert _guarded_texture_reads(mod, opt_level=3) > 0
+    assert _guarded_texture_reads(mod, **OPT_IN) == 0
+
+
+def _border_skip_reason():
+    if not tvm.runtime.enabled("opencl") or not tvm.opencl(0).exist:
+        return "no OpenCL device (OCL_ICD_VENDORS names the ICDs, TVM_OPENCL_DEVICE picks one)"
+    platform = tvm.get_global_func("runtime.opencl.device_string", allow_missing=True)
+    if platform is not None and platform(0, "platform") == "Intel(R) OpenCL":
+        return (
+            "Intel's CPU OpenCL runtime does not return the image border: it crashes on reads "
+            "outside an image"
+        )
+    return None
+
+
+def test_answers_with_the_border_equal_llvm():
+    reason = _border_skip_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    mod = _padded_convs()
+    rng = np.random.default_rng()
+    inputs = [
+        rng.standard_normal([int(d) for d in p.ty.shape]).astype("float32")
+        for p in mod["main"].params
+    ]
+    dev = tvm.opencl(0)
+    with tvm.transform.PassContext(**OPT_IN):
+        texture = relax.VirtualMachine(tvm.compile(mod, target=TEXTURE), dev)
+    reference = relax.VirtualMachine(tvm.compile(mod, target="llvm"), tvm.cpu())
+    out = texture["main"](*[tvm.runtime.tensor(a, dev) for a in inputs]).numpy()
+    expected = reference["main"](*[tvm.runtime.tensor(a) for a in inputs]).numpy()
+    scale = np.abs(expected).max()
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4 * scale)
+
+
+if __name__ == "__main__":
+    tvm.testing.main()
