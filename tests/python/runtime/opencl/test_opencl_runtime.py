@@ -150,9 +150,8 @@ def test_compiler_and_runtime_agree_on_image_extents(dev, scope):  # pylint: dis
     """The compiler sizes images with its own copy of the scope-to-image mapping (it runs
     without an OpenCL runtime when it cross-compiles); it gives the geometry the runtime
     allocates, for tensors of every rank a scope takes."""
-    from tvm.relax.backend.adreno.transform.balance_texture_scope import (  # pylint: disable=import-outside-toplevel
-        image_extent,
-    )
+    # pylint: disable-next=import-outside-toplevel
+    from tvm.s_tir.backend.adreno.texture import image_extent
 
     runtime_extent = tvm.get_global_func("runtime.opencl.texture_image_extent")
     rng = np.random.default_rng()
