@@ -392,8 +392,8 @@ TVM_FFI_STATIC_INIT_BLOCK() {
            [](ffi::Array<int64_t> shape, ffi::String scope) -> ffi::Array<int64_t> {
              // The image geometry the runtime allocates for a float32 tensor of `shape` in
              // `scope`: the compiler's copy of this mapping (image_extent in
-             // balance_texture_scope.py, which must work without an OpenCL runtime) is tested
-             // against it.
+             // tvm/s_tir/backend/adreno/texture.py, which must work without an OpenCL runtime)
+             // is tested against it.
              std::vector<int64_t> dims(shape.begin(), shape.end());
              ImageLayout layout = TextureLayoutFor(static_cast<int>(dims.size()), dims.data(),
                                                    DLDataType{kDLFloat, 32, 1}, scope);
