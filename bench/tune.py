@@ -20,7 +20,9 @@ The batch-from-artifacts path of ``tvm.s_tir.meta_schedule.adreno``:
 
   python bench/tune.py build [--models resnet50,mobilenetv2,...] [--max-candidates N]
         compile every candidate schedule of every workload (build/tune/bundle/candidates);
-        with --new-only, only the workloads the database (--database) does not hold yet
+        with --new-only, only the workloads the database (--database) does not hold yet;
+        with --refine KNOB,..., only the default and the neighbours of each task's best in
+        the database's summary.json that differ from it in those knobs (knobs added later)
   python bench/tune.py carry
         add a runtime-only TVM (as bench/run.py bundle) and pack build/tune/carry/tune.tar.gz
   bash bench/tune_box.sh
@@ -62,6 +64,7 @@ def cmd_build(args) -> int:
 
     target = tvm.target.Target("qcom/adreno-opencl-texture", host="llvm")
     tuned = msa.load_database(args.database, strict=True) if args.new_only else None
+    configs = _refine_around_best(args.database, target, args.refine) if args.refine else None
     bundle = args.work / "bundle" / "candidates"
     shutil.rmtree(bundle, ignore_errors=True)
     start = time.perf_counter()
@@ -77,6 +80,7 @@ def cmd_build(args) -> int:
             name=name,
             log=print,
             tuned=tuned,
+            configs=configs,
         )
         print(
             f"[tune build] {name}: {len(manifest['tasks'])} tasks in the bundle so far "
@@ -90,6 +94,32 @@ def cmd_build(args) -> int:
         f"{time.perf_counter() - start:.1f} s"
     )
     return 0
+
+
+def _refine_around_best(database: pathlib.Path, target, knobs: str):
+    """``configs`` for ``build_candidates``: per task, the configs that differ from its best
+    in the database's ``summary.json`` only in ``knobs`` (comma-separated); none for a task
+    the summary does not hold or whose rule changed."""
+    from tvm.s_tir.meta_schedule import adreno as msa  # pylint: disable=import-outside-toplevel
+
+    rows = json.loads((database / "summary.json").read_text(encoding="utf-8"))
+    best = {row["task"]: row for row in rows}
+    varied = knobs.split(",")
+    # the rules whose configs have every knob to vary
+    config_classes = {
+        rule.__name__: config
+        for rule, config in msa.RULE_CONFIGS.items()
+        if set(varied) <= set(config.choices())
+    }
+
+    def configs(task_name, rule):
+        row = best.get(task_name)
+        if row is None or row["rule"] != type(rule).__name__ or row["rule"] not in config_classes:
+            return []
+        values = {k: tuple(v) if isinstance(v, list) else v for k, v in row["knobs"].items()}
+        return msa.refine(config_classes[row["rule"]](**values), target, varied)
+
+    return configs
 
 
 def cmd_carry(args) -> int:
@@ -269,6 +299,9 @@ def main() -> int:
     parser.add_argument("--max-candidates", type=int, default=None)
     parser.add_argument(
         "--new-only", action="store_true", help="build: leave out what --database holds"
+    )
+    parser.add_argument(
+        "--refine", default="", help="build: vary only these knobs around each task's best"
     )
     parser.add_argument("--work", type=pathlib.Path, default=REPO / "build" / "tune")
     parser.add_argument("--python", default=sys.executable)

@@ -30,7 +30,9 @@ The compile-only tests use a tiny conv (1x8x8x8 input, 3x3 conv to 8 channels, R
 times written by the test, so that the fastest candidate is known.
 """
 
+import dataclasses
 import importlib
+import itertools
 import json
 import logging
 
@@ -186,6 +188,80 @@ def test_space_generator_gives_the_candidates():
     assert len(designs) == len(expected) == 2
     for design, cand in zip(designs, expected):
         tvm.ir.assert_structural_equal(design.mod, cand.schedule.mod)
+
+
+def test_refine_varies_only_the_named_knobs():
+    """``refine`` keeps every knob but the named ones at the config's values and tries every
+    combination of the named ones; an unknown knob is refused by name."""
+    target = texture_target()
+    best = dataclasses.replace(
+        dl.adreno.Conv2dConfig.from_target(target), channel_blocks=4, columns=1, split_k=2
+    )
+    refined = msa.refine(best, target, ["unroll_window", "occupancy_waves"])
+    assert refined[0] == best
+    choices = dl.adreno.Conv2dConfig.choices()
+    assert {(c.unroll_window, c.occupancy_waves) for c in refined} == set(
+        itertools.product(choices["unroll_window"], choices["occupancy_waves"])
+    )
+    assert len(set(refined)) == len(refined)
+    for config in refined:
+        assert (
+            dataclasses.replace(
+                config, unroll_window=best.unroll_window, occupancy_waves=best.occupancy_waves
+            )
+            == best
+        )
+    with pytest.raises(ValueError, match="Conv2dConfig has no knob tile_rows"):
+        msa.refine(best, target, ["unroll_window", "tile_rows"])
+
+
+def test_candidates_from_given_configs():
+    """Given configs replace the rule's space: the rule's default schedule is still first,
+    the others are the given configs' schedules; no given config leaves the default alone."""
+    target = texture_target()
+    rules = msa.schedule_rules(target)
+    workload = conv_workload(target)
+    conv_rule = next(rule for rule in rules if isinstance(rule, dl.adreno.Conv2d))
+    default = dl.adreno.Conv2dConfig.from_target(target)
+    best = dataclasses.replace(default, channel_blocks=1, threads=64)
+    given = msa.refine(best, target, ["unroll_window"])
+    seen_rules = []
+
+    def configs(rule):
+        seen_rules.append(rule)
+        return given
+
+    cands = msa.candidates(workload, target, rules, configs=configs)
+    assert seen_rules == [conv_rule]
+    assert [c.config for c in cands] == [default, *given]
+    untuned = conv_rule.apply(workload["main"], target, False)
+    tvm.ir.assert_structural_equal(cands[0].schedule.mod, untuned.mod)
+    for cand in cands[1:]:
+        alone = msa.candidates(workload, target, rules, configs=lambda _r, c=cand.config: [c])
+        tvm.ir.assert_structural_equal(alone[1].schedule.mod, cand.schedule.mod)
+    (only,) = msa.candidates(workload, target, rules, configs=lambda _rule: [])
+    assert only.config == default
+
+
+def test_build_with_given_configs_names_the_task(tmp_path):
+    """``build_candidates(configs=)`` asks per task by its bundle name; the tasks it gives no
+    config beside the default are left out of the bundle."""
+    target = texture_target()
+    asked = []
+
+    def configs(task_name, rule):
+        asked.append(task_name)
+        if isinstance(rule, dl.adreno.Conv2d):
+            return msa.refine(msa.knob_space(rule, target)[0], target, ["unroll_window"])
+        return []
+
+    manifest = msa.build_candidates(
+        TinyConv, target, tmp_path / "bundle", name="tiny", log=lambda _line: None, configs=configs
+    )
+    assert asked and all(name.startswith("tiny/") for name in asked)
+    (task,) = manifest["tasks"]
+    assert task["name"] in asked and "conv2d" in task["name"]
+    assert [cand["knobs"]["unroll_window"] for cand in task["candidates"]] == [False, True]
 
 
 # ------------------------------------------------------------------------------------------

@@ -117,9 +117,11 @@ class RuleConfig:
                 values = tuple(v for v in values if v <= limit) or (getattr(self, name),)
             axes.append(values)
         configs = [self]
+        seen = {self}  # a set: a list's membership test made large spaces quadratic
         for combo in itertools.product(*axes):
             config = dataclasses.replace(self, **dict(zip(names, combo)))
-            if config not in configs:
+            if config not in seen:
+                seen.add(config)
                 configs.append(config)
         return configs
 

@@ -19,7 +19,7 @@ arguments allocated as images, a JSON database that records the device it was me
 
 from .database import TuningDatabaseError, create_database, load_database, read_device
 from .device_measure import alloc_image_arguments, measure_bundle
-from .space import RULE_CONFIGS, Candidate, candidates, knob_space, space_generator
+from .space import RULE_CONFIGS, Candidate, candidates, knob_space, refine, space_generator
 from .tune import (
     args_info_with_scopes,
     build_candidates,

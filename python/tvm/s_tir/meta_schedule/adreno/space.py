@@ -23,13 +23,15 @@ pipeline's order, that takes the function under its default knobs; then that rul
 once per combination of its knobs. Combinations that give the same scheduled function are
 measured once; the default is always the first candidate.
 
+:func:`refine` narrows a space to the neighbours of a chosen config (a second round that varies
+only knobs added since a database was measured, around each workload's best).
 :func:`space_generator` wraps the same enumeration as a MetaSchedule ``ScheduleFn``.
 """
 
 import copy
 import dataclasses
 import random
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import tvm_ffi
 
@@ -86,6 +88,34 @@ def knob_space(rule, target: Target) -> List[Optional[RuleConfig]]:
     return base.space(target)
 
 
+def refine(config: RuleConfig, target: Target, knobs: Sequence[str]) -> List[RuleConfig]:
+    """``config``, then every config of its space that differs from it only in ``knobs``.
+
+    Parameters
+    ----------
+    config : RuleConfig
+        The config to start from (a workload's best so far).
+    target : Target
+        As for :meth:`RuleConfig.space`.
+    knobs : Sequence[str]
+        The knobs to vary; every other knob keeps the value ``config`` has.
+
+    Returns
+    -------
+    configs : List[RuleConfig]
+        Distinct configs, ``config`` first.
+    """
+    unknown = sorted(set(knobs) - set(config.choices()))
+    if unknown:
+        raise ValueError(f"{type(config).__name__} has no knob {', '.join(unknown)}")
+    fixed = [name for name in config.choices() if name not in knobs]
+    return [
+        other
+        for other in config.space(target)
+        if all(getattr(other, name) == getattr(config, name) for name in fixed)
+    ]
+
+
 def _with_config(rule, config: Optional[RuleConfig]):
     if config is None:
         return rule
@@ -112,6 +142,7 @@ def candidates(
     rules: Sequence[Any],
     max_candidates: Optional[int] = None,
     seed: int = 0,
+    configs: Optional[Callable[[Any], Optional[Sequence[RuleConfig]]]] = None,
 ) -> List[Candidate]:
     """The distinct schedules of the workload ``mod`` (one PrimFunc ``main``).
 
@@ -128,6 +159,10 @@ def candidates(
         combinations tried in a random order (None: every combination).
     seed : int
         Seed of that order.
+    configs : Optional[Callable[[Any], Optional[Sequence[RuleConfig]]]]
+        Given the rule that takes the workload, the configs to try instead of its whole knob
+        space (the rule's default is still tried first); None from it, or no callable: the
+        whole space.
 
     Returns
     -------
@@ -141,13 +176,16 @@ def candidates(
             continue
         found: List[Candidate] = []
         seen = set()
-        configs = knob_space(rule, target)
+        space = knob_space(rule, target)
+        chosen = configs(rule) if configs is not None else None
+        if chosen is not None:
+            space = space[:1] + [c for c in chosen if c != space[0]]
         if max_candidates is not None:
             # the default, then the others in a seeded random order until enough are distinct
-            rest = configs[1:]
+            rest = space[1:]
             random.Random(seed).shuffle(rest)
-            configs = configs[:1] + rest
-        for config in configs:
+            space = space[:1] + rest
+        for config in space:
             if max_candidates is not None and len(found) >= max_candidates:
                 break
             try:

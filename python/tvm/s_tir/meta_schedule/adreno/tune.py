@@ -39,7 +39,7 @@ import json
 import pathlib
 import shutil
 import time
-from typing import Any, Callable, Dict, List, Optional, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -53,6 +53,7 @@ from ..database import TuningRecord, Workload
 from ..relax_integration import extract_tasks as _ms_extract_tasks
 from . import device_measure
 from .database import create_database
+from ...dlight.adreno.config import RuleConfig
 from .space import candidates
 
 _SCHEDULE_PASSES = ("ApplyDefaultSchedule", "MetaScheduleApplyDatabase")
@@ -157,6 +158,7 @@ def build_candidates(
     name: str = "model",
     log: Callable[[str], None] = print,
     tuned: Optional[Any] = None,
+    configs: Optional[Callable[[str, Any], Optional[Sequence[RuleConfig]]]] = None,
 ) -> Dict[str, Any]:
     """Compile every candidate schedule of every workload of ``mod`` into a bundle.
 
@@ -179,6 +181,10 @@ def build_candidates(
     tuned : Optional[tvm.s_tir.meta_schedule.Database]
         A database whose workloads are left out, to tune only what it does not hold yet
         (a model whose fusion changed, a new model).
+    configs : Optional[Callable[[str, Any], Optional[Sequence[RuleConfig]]]]
+        Given a task's name (``name/task``) and the rule that takes it, the configs to try
+        instead of the rule's whole space (:func:`~.space.refine` narrows one); the default
+        is still tried first, and a task with no other config is left out.
 
     Returns
     -------
@@ -200,7 +206,17 @@ def build_candidates(
             continue  # symbolic shapes (generic GPU rules), or a workload already in the bundle
         if tuned is not None and tuned.has_workload(workload_mod):
             continue
-        cands = candidates(workload_mod, target, rules, max_candidates, seed + len(known))
+        task_name = f"{name}/{task.task_name}"
+        cands = candidates(
+            workload_mod,
+            target,
+            rules,
+            max_candidates,
+            seed + len(known),
+            configs=(
+                (lambda rule, task_name=task_name: configs(task_name, rule)) if configs else None
+            ),
+        )
         if len(cands) < 2:
             continue  # nothing to choose: the default is used without a record
         index = len(manifest["tasks"])
@@ -224,7 +240,7 @@ def build_candidates(
         manifest["tasks"].append(
             {
                 "index": index,
-                "name": f"{name}/{task.task_name}",
+                "name": task_name,
                 "weight": int(task.weight),
                 "lib": lib_name,
                 "args": args,
@@ -232,7 +248,7 @@ def build_candidates(
             }
         )
         log(
-            f"built {name}/{task.task_name}: {len(entries)} candidates ({cands[0].rule}) in "
+            f"built {task_name}: {len(entries)} candidates ({cands[0].rule}) in "
             f"{time.perf_counter() - start:.1f} s"
         )
     shutil.copy2(device_measure.__file__, folder / "device_measure.py")
