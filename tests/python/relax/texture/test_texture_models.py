@@ -574,7 +574,7 @@ def test_texture_census(model: Model):
     tt.assert_images_used_as_images(build.executable)
 
 
-def test_model_with_an_unknown_custom_operator_is_refused_by_name():
+def test_unknown_custom_operator_is_refused_by_name():
     """MediaPipe's face landmark model with attention uses custom operators that no TVM
     frontend converts (Landmarks2TransformMatrix and others): the import stops with one line
     that names the first of them and lists the custom operators the frontend knows."""
