@@ -102,8 +102,14 @@ def _refine_around_best(database: pathlib.Path, target, knobs: str):
     the summary does not hold or whose rule changed."""
     from tvm.s_tir.meta_schedule import adreno as msa  # pylint: disable=import-outside-toplevel
 
-    rows = json.loads((database / "summary.json").read_text(encoding="utf-8"))
-    best = {row["task"]: row for row in rows}
+    summary = database / "summary.json"
+    try:
+        best = {row["task"]: row for row in json.loads(summary.read_text(encoding="utf-8"))}
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise SystemExit(
+            f"--refine needs the per-task best of {summary} (bench/tune.py collect writes it): "
+            f"{type(err).__name__}: {err}"
+        ) from err
     varied = knobs.split(",")
     # the rules whose configs have every knob to vary
     config_classes = {
@@ -111,6 +117,11 @@ def _refine_around_best(database: pathlib.Path, target, knobs: str):
         for rule, config in msa.RULE_CONFIGS.items()
         if set(varied) <= set(config.choices())
     }
+    if not config_classes:
+        knobs_of = {
+            config.__name__: sorted(config.choices()) for config in msa.RULE_CONFIGS.values()
+        }
+        raise SystemExit(f"--refine {knobs}: no rule config has all these knobs: {knobs_of}")
 
     def configs(task_name, rule):
         row = best.get(task_name)
