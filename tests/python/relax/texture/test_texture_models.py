@@ -346,6 +346,14 @@ MODELS = [
         min_texture_calls=1,
         slow=True,
     ),
+    # Not in the list: mediapipe's pose_landmark_full, whose segmentation logits (about 1e3
+    # on random inputs) differ from LiteRT's in a few clusters of 10 to 45 elements by up to
+    # 3e-3 of their scale, on LLVM as on textures (2026-12-04, three draws: 0, 45 and 11
+    # elements off). Clusters look like one flipped comparison near a tie (a max or a ReLU)
+    # spreading through the layers after it, not like a wrong kernel, which is off
+    # everywhere; the cause is not proven. Its test would fail on some seeds. And
+    # face_landmark_with_attention: custom operators no frontend converts
+    # (test_unknown_custom_operator_is_refused_by_name).
     # Added 2026-12-04, floors at the calls on textures that day: pose detection (sparse
     # float16 weights, until then checked on LLVM only), the full hand landmark model, the
     # holistic hand re-crop and the full-range face detector.
