@@ -379,6 +379,47 @@ def test_database_records_its_device(tmp_path, bundle):
     assert all(row["best_us"] < row["default_us"] for row in summary), summary
 
 
+def _commit_round(bundle, database, seconds):
+    """Commit times of every candidate of the bundle: ``seconds[i]`` for the i-th of a task."""
+    folder, manifest = bundle
+    results = {
+        cand["func"]: {"run_secs": [seconds[i]]}
+        for task in manifest["tasks"]
+        for i, cand in enumerate(task["candidates"])
+    }
+    return msa.commit_times(
+        folder, {"format": TIMES_FORMAT, "device": SOME_DEVICE, "results": results}, database
+    )
+
+
+def test_summary_keeps_the_fastest_round(tmp_path, bundle):
+    """A later round that times the candidates slower leaves each task's best (time and
+    knobs) at the earlier round's, as a compile under the database would pick it; a faster
+    round takes over. The default's time is the latest round's; the candidates add up."""
+    _, manifest = bundle
+    database = tmp_path / "db"
+    first = _commit_round(bundle, database, [3e-4, 1e-4])
+    slower = _commit_round(bundle, database, [6e-4, 5e-4])
+    faster = _commit_round(bundle, database, [2e-5, 9e-5])
+    # as summary.json holds them (tuples become lists)
+    knobs = json.loads(
+        json.dumps({t["name"]: [c["knobs"] for c in t["candidates"]] for t in manifest["tasks"]})
+    )
+    for rows in (first, slower, faster):
+        assert sorted(row["task"] for row in rows) == sorted(knobs)
+    for row in first:
+        assert (row["default_us"], row["best_us"], row["candidates"]) == (300.0, 100.0, 2)
+        assert row["knobs"] == knobs[row["task"]][1]
+    for row in slower:
+        assert (row["default_us"], row["best_us"], row["candidates"]) == (600.0, 100.0, 4)
+        assert row["knobs"] == knobs[row["task"]][1]
+    for row in faster:
+        assert (row["default_us"], row["best_us"], row["candidates"]) == (20.0, 20.0, 6)
+        assert row["knobs"] == knobs[row["task"]][0]
+    saved = json.loads((database / "summary.json").read_text(encoding="utf-8"))
+    assert saved == faster
+
+
 def test_workloads_a_database_holds_are_not_built_again(tmp_path, bundle):
     """With ``tuned``, a second build leaves out the workloads the database holds: only the
     task that was not timed is built again, with its candidates."""
