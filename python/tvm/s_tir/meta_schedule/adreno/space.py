@@ -25,6 +25,7 @@ measured once; the default is always the first candidate.
 
 :func:`refine` narrows a space to the neighbours of a chosen config (a second round that varies
 only knobs added since a database was measured, around each workload's best).
+
 :func:`space_generator` wraps the same enumeration as a MetaSchedule ``ScheduleFn``.
 """
 
