@@ -97,7 +97,7 @@ def refine(config: RuleConfig, target: Target, knobs: Sequence[str]) -> List[Rul
     config : RuleConfig
         The config to start from (a workload's best so far).
     target : Target
-        As for :meth:`RuleConfig.space`.
+        As for :meth:`~tvm.s_tir.dlight.adreno.config.RuleConfig.space`.
     knobs : Sequence[str]
         The knobs to vary; every other knob keeps the value ``config`` has.
 
