@@ -27,6 +27,7 @@ only):
   t    as a, compiled under the tuning database ``BENCH_TUNING_DB`` (default
        bench/tuning/nvidia-h200, written by bench/tune.py): the database's schedules where it
        has the workload, the default rules elsewhere
+  w    as a, with the convolutions' blocked weights in textures (``conv_weights_in_textures``)
   ref  llvm: runs here, writes the reference output samples instead of a library
 
 Weights are parameters; ``main`` gets ``num_input = 1`` and the compile runs the target's own
@@ -90,7 +91,7 @@ def _register_workaround():
 
 
 def target_of(config: str) -> tvm.target.Target:
-    if config in ("a", "b", "t"):
+    if config in ("a", "b", "t", "w"):
         return tvm.target.Target("qcom/adreno-opencl-texture", host="llvm")
     if config == "c":
         return tvm.target.Target("opencl", host="llvm")
@@ -147,6 +148,12 @@ def compile_one(mod, config: str, lift: bool):
     if config == "t":
         with tuning_database():
             return tvm.compile(mod, target=target, **kwargs)
+    if config == "w":
+        # pylint: disable-next=import-outside-toplevel
+        from tvm.relax.backend.adreno.transform import conv_weights_in_textures
+
+        with conv_weights_in_textures():
+            return tvm.compile(mod, target=target, **kwargs)
     return tvm.compile(mod, target=target, **kwargs)
 
 
@@ -194,7 +201,7 @@ def build(model: str, config: str, out: pathlib.Path, tiny: bool, lift: bool = T
     meta["lifted"] = lifted
     meta["lift_error"] = lift_error
     try:
-        meta["vdevices"] = vdevice_count(mod, target) if config in ("a", "b", "t") else 1
+        meta["vdevices"] = vdevice_count(mod, target) if config in ("a", "b", "t", "w") else 1
     except Exception as err:  # pylint: disable=broad-except
         meta["vdevices"] = 1
         meta["vdevice_error"] = _one_line(err)
@@ -245,7 +252,7 @@ def reference(mod, meta, fixed, out: pathlib.Path) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", required=True, choices=["a", "b", "c", "t", "ref"])
+    parser.add_argument("--config", required=True, choices=["a", "b", "c", "t", "w", "ref"])
     parser.add_argument("--models", required=True, help="comma-separated; layer:cin,cout,k,s,g,hw")
     parser.add_argument("--out", type=pathlib.Path, required=True)
     parser.add_argument("--tiny", action="store_true")

@@ -57,8 +57,9 @@ sys.path.insert(0, str(HERE))
 
 import module_tree  # noqa: E402  pylint: disable=wrong-import-position
 
-#: Knob overrides per variant: rule config class name -> fields; or ``required_pass``: an opt-in
-#: pass to compile with.
+#: Knob overrides per variant: rule config class name -> fields; or compile options
+#: (``_OPTIONS``): ``required_pass``, an opt-in pass to compile with, and
+#: ``conv_weights_in_textures``.
 VARIANTS = {
     "default": {},
     "guard_off": {"Conv2dConfig": {"occupancy_waves": ()}},
@@ -78,8 +79,10 @@ VARIANTS = {
     "unroll_window_waves_4_2": {"Conv2dConfig": {"unroll_window": True, "occupancy_waves": (4, 2)}},
     "unroll_window_guard_off": {"Conv2dConfig": {"unroll_window": True, "occupancy_waves": ()}},
     "unroll_window_threads_64": {"Conv2dConfig": {"unroll_window": True, "threads": 64}},
-    # Not a knob: the opt-in TIR pass TextureBorderPadding (every conv kind).
+    # Not knobs: the opt-in TIR pass TextureBorderPadding, and the weights in textures (every
+    # conv kind).
     "texture_border_padding": {"required_pass": "TextureBorderPadding"},
+    "conv_weights_in_textures": {"conv_weights_in_textures": True},
 }
 
 
@@ -89,7 +92,7 @@ def _knobs(overrides):
     saved = []
     try:
         for name, fields in overrides.items():
-            if name == "required_pass":
+            if name in _OPTIONS:
                 continue
             # pylint: disable-next=import-outside-toplevel
             from tvm.s_tir.dlight.adreno import config
@@ -111,15 +114,24 @@ def _knobs(overrides):
                 cls.from_target = original
 
 
-@contextlib.contextmanager
-def _required_pass(overrides):
-    """Compile with the opt-in pass a ``required_pass`` variant names (opt_level 3 besides)."""
-    if "required_pass" not in overrides:
-        yield
-        return
-    import tvm  # pylint: disable=import-outside-toplevel
+#: Variant entries that are compile options, not rule knobs.
+_OPTIONS = ("required_pass", "conv_weights_in_textures")
 
-    with tvm.transform.PassContext(opt_level=3, required_pass=[overrides["required_pass"]]):
+
+@contextlib.contextmanager
+def _compile_options(overrides):
+    """Compile with the opt-in pass a ``required_pass`` variant names (opt_level 3 besides),
+    and with the conv weights in textures where the variant asks."""
+    import tvm  # pylint: disable=import-outside-toplevel
+    from tvm.relax.backend.adreno import transform  # pylint: disable=import-outside-toplevel
+
+    with contextlib.ExitStack() as stack:
+        if "required_pass" in overrides:
+            stack.enter_context(
+                tvm.transform.PassContext(opt_level=3, required_pass=[overrides["required_pass"]])
+            )
+        if overrides.get("conv_weights_in_textures"):
+            stack.enter_context(transform.conv_weights_in_textures())
         yield
 
 
@@ -156,7 +168,7 @@ def _conv_calls(mod, target):
 def _applies(variant: str, layer) -> bool:
     """Whether a variant changes the schedule of ``layer`` (groups > 1: GroupConv2d's knobs)."""
     overrides = VARIANTS[variant]
-    if not overrides or "required_pass" in overrides:
+    if not overrides or any(name in overrides for name in _OPTIONS):
         return True
     rule = "GroupConv2dConfig" if layer[4] > 1 else "Conv2dConfig"
     return rule in overrides
@@ -181,7 +193,7 @@ def cmd_build(args) -> int:
                 continue
             label = args.label if variant == "default" else f"{args.label}:{variant}"
             overrides = {} if args.generic else VARIANTS[variant]
-            with _knobs(overrides), _required_pass(overrides):
+            with _knobs(overrides), _compile_options(overrides):
                 calls, others = _conv_calls(mod, target)
                 exe = tvm.compile(
                     mod, target=target, relax_pipeline=build_worker.lifted_pipeline(target)

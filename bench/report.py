@@ -39,6 +39,7 @@ CONFIGS = {
     "b": "(b) texture, base",
     "c": "(c) generic OpenCL",
     "t": "(t) texture, patched, tuned",
+    "w": "(w) texture, patched, conv weights in textures",
 }
 COMPANIONS = ("-startup", "-checks", "-profile")
 # Issue #14's latency targets (steady wall ms, fp32, the GPU box), for (a) and (t).

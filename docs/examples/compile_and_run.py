@@ -127,11 +127,21 @@ def main() -> int:
     again = vm["main"](*[tvm.runtime.tensor(a, dev) for a in inputs]).numpy()
     np.testing.assert_array_equal(again, result)  # this net fits any device's images
 
+    # [weights-begin]
+    from tvm.relax.backend.adreno.transform import conv_weights_in_textures
+
+    with conv_weights_in_textures():
+        executable = tvm.compile(mod, target=target)
+    # [weights-end]
+    vm = relax.VirtualMachine(executable, dev)
+    with_texture_weights = vm["main"](*[tvm.runtime.tensor(a, dev) for a in inputs]).numpy()
+
     # The reference: the float32 model on the CPU.
     ref_vm = relax.VirtualMachine(tvm.compile(Net, target="llvm"), tvm.cpu())
     expected = ref_vm["main"](*[tvm.runtime.tensor(a.astype("float32")) for a in inputs]).numpy()
     tol = 1e-4 if args.dtype == "float32" else 2e-2
     np.testing.assert_allclose(result.astype("float32"), expected, rtol=tol, atol=tol)
+    np.testing.assert_allclose(with_texture_weights.astype("float32"), expected, rtol=tol, atol=tol)
     print(
         f"ok: {dev.device_name}, {args.dtype}, max abs error "
         f"{np.abs(result.astype('float32') - expected).max():.2e}"

@@ -279,6 +279,19 @@ def plain_compile_uses_adreno_tir_pipeline() -> Tuple[bool, str]:
 _SWEEP_BUILDS: list = []
 
 
+def _options() -> Tuple[str, bool]:
+    """The compile options the Adreno backend reads from context variables rather than the
+    PassContext: the Winograd mode and whether conv weights are textures."""
+    # pylint: disable=import-outside-toplevel,protected-access
+    from tvm.relax.backend.adreno.transform import annotate_texture_scope
+    from tvm.relax.transform.legalize_ops.adreno import convolution as legalize_conv2d
+
+    return (
+        legalize_conv2d._WINOGRAD_MODE.get(),
+        annotate_texture_scope._CONV_WEIGHTS_IN_TEXTURES.get(),
+    )
+
+
 def _sweep_cached(build: Callable[[], object], mod: tvm.IRModule, key: str):
     """In seed-sweep mode (``TEXTURE_TESTS_SEED_SWEEP``), a test body runs once per seed:
     a module that does not depend on the seed is compiled once and its executable reused.
@@ -286,7 +299,7 @@ def _sweep_cached(build: Callable[[], object], mod: tvm.IRModule, key: str):
     if int(os.environ.get("TEXTURE_TESTS_SEED_SWEEP", "0") or 0) <= 0:
         return build()
     ctx = tvm.transform.PassContext.current()
-    key = f"{key}|{texture_target()}|{dict(ctx.config)}|{list(ctx.disabled_pass)}"
+    key = f"{key}|{texture_target()}|{dict(ctx.config)}|{list(ctx.disabled_pass)}|{_options()}"
     for cached_key, cached_mod, executable in _SWEEP_BUILDS:
         if cached_key == key and tvm_ffi.structural_equal(cached_mod, mod, map_free_vars=True):
             return executable
@@ -335,7 +348,9 @@ class _LastCallTirModule:
         self.mod = None
 
     def run_after_pass(self, mod, info):  # pylint: disable=unused-argument
-        if any(isinstance(f, relax.Function) for _, f in mod.functions_items()) and _has_call_tir(mod):
+        if any(isinstance(f, relax.Function) for _, f in mod.functions_items()) and _has_call_tir(
+            mod
+        ):
             self.mod = mod
 
 
@@ -449,22 +464,23 @@ def assert_conv2d_uses_texture(lowered: tvm.IRModule, min_convs: int = 1) -> Non
     """Every Adreno conv2d kernel reads (or writes) at least one texture, and there are at
     least ``min_convs`` of them: the texture conv2d path was taken, not a buffer fallback."""
     convs = conv2d_calls(lowered)
-    assert len(convs) >= min_convs, (
-        f"expected >= {min_convs} Adreno conv2d_NCHWc kernels, scopes are:\n  "
-        + describe_scopes(lowered)
+    assert (
+        len(convs) >= min_convs
+    ), f"expected >= {min_convs} Adreno conv2d_NCHWc kernels, scopes are:\n  " + describe_scopes(
+        lowered
     )
     for call in convs:
-        assert any(is_texture(s) for s in call.inputs + call.outputs), (
-            f"{call.func} touches no texture; scopes are:\n  " + describe_scopes(lowered)
-        )
+        assert any(
+            is_texture(s) for s in call.inputs + call.outputs
+        ), f"{call.func} touches no texture; scopes are:\n  " + describe_scopes(lowered)
 
 
 def assert_conv2d_output_texture(lowered: tvm.IRModule) -> None:
     """At least one conv2d result lives in a texture (it feeds a texture-capable consumer)."""
     convs = conv2d_calls(lowered)
-    assert any(is_texture(s) for c in convs for s in c.outputs), (
-        "no conv2d result is in a texture scope; scopes are:\n  " + describe_scopes(lowered)
-    )
+    assert any(
+        is_texture(s) for c in convs for s in c.outputs
+    ), "no conv2d result is in a texture scope; scopes are:\n  " + describe_scopes(lowered)
 
 
 def assert_scopes(lowered: tvm.IRModule, expected: Dict[str, Tuple[Sequence[str], Sequence[str]]]):
@@ -473,9 +489,10 @@ def assert_scopes(lowered: tvm.IRModule, expected: Dict[str, Tuple[Sequence[str]
     for key, (ins, outs) in expected.items():
         matching = [c for c in calls if key in c.func]
         assert matching, f"no call to a PrimFunc named like {key!r}:\n  " + describe_scopes(lowered)
-        assert any(list(c.inputs) == list(ins) and list(c.outputs) == list(outs) for c in matching), (
-            f"{key}: expected ({list(ins)}) -> ({list(outs)}); scopes are:\n  "
-            + describe_scopes(lowered)
+        assert any(
+            list(c.inputs) == list(ins) and list(c.outputs) == list(outs) for c in matching
+        ), f"{key}: expected ({list(ins)}) -> ({list(outs)}); scopes are:\n  " + describe_scopes(
+            lowered
         )
 
 
@@ -566,9 +583,9 @@ def assert_kernels_use_images(ex, conv_name: str = "conv2d") -> None:
     assert any(k.writes_image for k in kernels.values()), "no kernel writes an image"
     conv = {n: k for n, k in kernels.items() if conv_name in n}
     if conv:
-        assert any(k.reads_image for k in conv.values()), (
-            f"no {conv_name} kernel reads an image: {sorted(conv)}"
-        )
+        assert any(
+            k.reads_image for k in conv.values()
+        ), f"no {conv_name} kernel reads an image: {sorted(conv)}"
     assert_images_used_as_images(ex)
 
 
@@ -614,17 +631,23 @@ class NetBuilder:
     def const(self, value: float) -> relax.Constant:
         return relax.const(value, self.dtype)
 
-    def conv2d(self, x, out_channels: int, kernel: int = 3, stride: int = 1, padding=None, groups: int = 1):
+    def conv2d(
+        self, x, out_channels: int, kernel: int = 3, stride: int = 1, padding=None, groups: int = 1
+    ):
         in_channels = int(x.ty.shape[1])
         w = self.param("w", (out_channels, in_channels // groups, kernel, kernel))
         pad = kernel // 2 if padding is None else padding
         if self.mode == "float16_acc32":
             acc = self.emit(
-                relax.op.nn.conv2d(x, w, strides=stride, padding=pad, groups=groups, out_dtype="float32")
+                relax.op.nn.conv2d(
+                    x, w, strides=stride, padding=pad, groups=groups, out_dtype="float32"
+                )
             )
             return self.emit(relax.op.astype(acc, "float16"))
         return self.emit(
-            relax.op.nn.conv2d(x, w, strides=stride, padding=pad, groups=groups, out_dtype=self.dtype)
+            relax.op.nn.conv2d(
+                x, w, strides=stride, padding=pad, groups=groups, out_dtype=self.dtype
+            )
         )
 
     def bias(self, x):
@@ -702,7 +725,9 @@ def run_vm(ex, dev, inputs: Sequence[np.ndarray]) -> List[np.ndarray]:
     return _to_numpy(vm["main"](*args))
 
 
-def reference(fn: Callable[[NetBuilder], Sequence], inputs: Sequence[np.ndarray]) -> List[np.ndarray]:
+def reference(
+    fn: Callable[[NetBuilder], Sequence], inputs: Sequence[np.ndarray]
+) -> List[np.ndarray]:
     """The float32 network on LLVM, fed ``inputs`` upcast to float32."""
     mod = build_network(fn, "float32")
     ex = build_llvm(mod)

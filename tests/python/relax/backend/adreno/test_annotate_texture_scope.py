@@ -24,7 +24,13 @@ import tvm
 import tvm.testing
 from tvm import relax
 from tvm.relax.backend.adreno import legalize_passes
-from tvm.relax.backend.adreno.transform import AnnotateCustomMemoryScope, AnnotateTextureScope
+from tvm.relax.backend.adreno.transform import (
+    AnnotateCustomMemoryScope,
+    AnnotateTextureScope,
+    TextureLimits,
+    choose_texture_scope,
+    conv_weights_in_textures,
+)
 from tvm.script import ir as I
 from tvm.script import relax as R
 from tvm.script import tirx as T
@@ -248,6 +254,42 @@ def test_transposed_conv_reads_its_data_from_a_texture_and_its_weight_from_a_buf
     assert data.ty.vdevice.memory_scope == "global.texture"
     assert weight.ty.vdevice.memory_scope == "global"
     assert _scopes_of(annotated, "relax.nn.conv2d") == ["global.texture"]
+
+
+def _conv_weight_scopes(mod):
+    """The memory scope of the weight of every ``conv2d`` call in ``main``."""
+    op = tvm.ir.Op.get("relax.nn.conv2d")
+    scopes = []
+
+    def _visit(expr):
+        if isinstance(expr, relax.Call) and expr.op.same_as(op):
+            scopes.append(str(expr.args[1].ty.vdevice.memory_scope))
+
+    relax.analysis.post_order_visit(mod["main"], _visit)
+    return scopes
+
+
+def test_conv_weights_are_textures_only_inside_the_option():
+    """By default the conv reads its blocked weight from a buffer; inside
+    ``conv_weights_in_textures`` the weight's blocking writes a texture the conv reads, with
+    no copy; ``conv_weights_in_textures(False)`` inside it restores the default, and the
+    option ends with its block."""
+    mod = _before_annotation(ConvThenMean)
+    with TARGET:
+        default = AnnotateTextureScope(TARGET)(mod)
+        with conv_weights_in_textures():
+            textures = AnnotateTextureScope(TARGET)(mod)
+            with conv_weights_in_textures(False):
+                nested = AnnotateTextureScope(TARGET)(mod)
+        after = AnnotateTextureScope(TARGET)(mod)
+    assert _conv_weight_scopes(default) == ["global"]
+    # the scope of every texture of that shape: (2, 8, 1, 1, 4) is 16 layers of one texel
+    weight_scope = choose_texture_scope((2, 8, 1, 1, 4), TextureLimits.from_target(TARGET))
+    assert weight_scope.startswith("global.texture")
+    assert _conv_weight_scopes(textures) == [weight_scope]
+    assert not _copies(textures)
+    tvm.ir.assert_structural_equal(nested, default)
+    tvm.ir.assert_structural_equal(after, default)
 
 
 def test_reductions_keep_their_op_pattern():

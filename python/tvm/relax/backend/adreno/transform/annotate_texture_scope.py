@@ -28,7 +28,10 @@ tensor arguments either a buffer or a texture, by this rule:
   every call of it passes packed tensors only;
 * ``relax.nn.conv2d`` in ``NCHW4c`` / ``OIHW4o``, and a ``call_tir`` of a transposed
   convolution (a block annotated with the ``schedule_rule`` of the transposed ``NCHW4c``
-  convolution), read their data from a texture and their weight from a buffer;
+  convolution), read their data from a texture and their weight from a buffer; inside
+  :py:func:`conv_weights_in_textures` the ``conv2d`` reads its weight from a texture too
+  (the ``OIHW4o`` weight is a packed tensor; its blocking writes the texture, once when the
+  weights are lifted or folded);
 * ``max_pool2d``, ``avg_pool2d`` and ``adaptive_avg_pool2d`` in ``NCHW4c`` read textures;
 * every other call reads buffers.
 
@@ -51,7 +54,9 @@ That pass is not used, for three reasons upstream should fix there:
 * ``HintArg`` sets the type of a constant argument in the caller's own constant node.
 """
 
-from typing import Dict, List, Optional, Set
+import contextlib
+import contextvars
+from typing import Dict, Iterator, List, Optional, Set
 
 import tvm
 from tvm import relax, s_tir, tirx
@@ -74,6 +79,32 @@ _POOLS = tuple(
     for name in ("relax.nn.max_pool2d", "relax.nn.avg_pool2d", "relax.nn.adaptive_avg_pool2d")
 )
 _GLOBAL = "global"
+_CONV_WEIGHTS_IN_TEXTURES = contextvars.ContextVar("adreno_conv_weights_in_textures", default=False)
+
+
+@contextlib.contextmanager
+def conv_weights_in_textures(enabled: bool = True) -> Iterator[None]:
+    """Choose where the ``NCHW4c`` convolutions compiled inside the ``with`` block read their
+    ``OIHW4o`` weights: a texture (``enabled``) or, as by default, a buffer.
+
+    The image path gives a weight read the texture cache, where a buffer read goes through
+    the device's ordinary memory path; which is faster depends on the device (Adreno GPUs
+    are built around the former), so the default stays a buffer until measured.
+
+    Parameters
+    ----------
+    enabled : bool
+        Weights in textures (True) or in buffers (False).
+
+    Yields
+    ------
+    None
+    """
+    token = _CONV_WEIGHTS_IN_TEXTURES.set(bool(enabled))
+    try:
+        yield
+    finally:
+        _CONV_WEIGHTS_IN_TEXTURES.reset(token)
 
 
 def _is_packed(ty) -> bool:
@@ -149,7 +180,7 @@ class _ScopeRule:
         attrs = call.attrs
         if call.op.same_as(_CONV2D):
             blocked = attrs.data_layout == "NCHW4c" and attrs.kernel_layout == "OIHW4o"
-            return [True, False] if blocked else [False]
+            return [True, _CONV_WEIGHTS_IN_TEXTURES.get()] if blocked else [False]
         if any(call.op.same_as(pool) for pool in _POOLS):
             return [attrs.layout == "NCHW4c"]
         return [False]
