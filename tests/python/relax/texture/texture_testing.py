@@ -348,9 +348,7 @@ class _LastCallTirModule:
         self.mod = None
 
     def run_after_pass(self, mod, info):  # pylint: disable=unused-argument
-        if any(isinstance(f, relax.Function) for _, f in mod.functions_items()) and _has_call_tir(
-            mod
-        ):
+        if any(isinstance(f, relax.Function) for _, f in mod.functions_items()) and _has_call_tir(mod):
             self.mod = mod
 
 
@@ -464,23 +462,22 @@ def assert_conv2d_uses_texture(lowered: tvm.IRModule, min_convs: int = 1) -> Non
     """Every Adreno conv2d kernel reads (or writes) at least one texture, and there are at
     least ``min_convs`` of them: the texture conv2d path was taken, not a buffer fallback."""
     convs = conv2d_calls(lowered)
-    assert (
-        len(convs) >= min_convs
-    ), f"expected >= {min_convs} Adreno conv2d_NCHWc kernels, scopes are:\n  " + describe_scopes(
-        lowered
+    assert len(convs) >= min_convs, (
+        f"expected >= {min_convs} Adreno conv2d_NCHWc kernels, scopes are:\n  "
+        + describe_scopes(lowered)
     )
     for call in convs:
-        assert any(
-            is_texture(s) for s in call.inputs + call.outputs
-        ), f"{call.func} touches no texture; scopes are:\n  " + describe_scopes(lowered)
+        assert any(is_texture(s) for s in call.inputs + call.outputs), (
+            f"{call.func} touches no texture; scopes are:\n  " + describe_scopes(lowered)
+        )
 
 
 def assert_conv2d_output_texture(lowered: tvm.IRModule) -> None:
     """At least one conv2d result lives in a texture (it feeds a texture-capable consumer)."""
     convs = conv2d_calls(lowered)
-    assert any(
-        is_texture(s) for c in convs for s in c.outputs
-    ), "no conv2d result is in a texture scope; scopes are:\n  " + describe_scopes(lowered)
+    assert any(is_texture(s) for c in convs for s in c.outputs), (
+        "no conv2d result is in a texture scope; scopes are:\n  " + describe_scopes(lowered)
+    )
 
 
 def assert_scopes(lowered: tvm.IRModule, expected: Dict[str, Tuple[Sequence[str], Sequence[str]]]):
@@ -489,10 +486,9 @@ def assert_scopes(lowered: tvm.IRModule, expected: Dict[str, Tuple[Sequence[str]
     for key, (ins, outs) in expected.items():
         matching = [c for c in calls if key in c.func]
         assert matching, f"no call to a PrimFunc named like {key!r}:\n  " + describe_scopes(lowered)
-        assert any(
-            list(c.inputs) == list(ins) and list(c.outputs) == list(outs) for c in matching
-        ), f"{key}: expected ({list(ins)}) -> ({list(outs)}); scopes are:\n  " + describe_scopes(
-            lowered
+        assert any(list(c.inputs) == list(ins) and list(c.outputs) == list(outs) for c in matching), (
+            f"{key}: expected ({list(ins)}) -> ({list(outs)}); scopes are:\n  "
+            + describe_scopes(lowered)
         )
 
 
@@ -583,9 +579,9 @@ def assert_kernels_use_images(ex, conv_name: str = "conv2d") -> None:
     assert any(k.writes_image for k in kernels.values()), "no kernel writes an image"
     conv = {n: k for n, k in kernels.items() if conv_name in n}
     if conv:
-        assert any(
-            k.reads_image for k in conv.values()
-        ), f"no {conv_name} kernel reads an image: {sorted(conv)}"
+        assert any(k.reads_image for k in conv.values()), (
+            f"no {conv_name} kernel reads an image: {sorted(conv)}"
+        )
     assert_images_used_as_images(ex)
 
 
@@ -631,23 +627,17 @@ class NetBuilder:
     def const(self, value: float) -> relax.Constant:
         return relax.const(value, self.dtype)
 
-    def conv2d(
-        self, x, out_channels: int, kernel: int = 3, stride: int = 1, padding=None, groups: int = 1
-    ):
+    def conv2d(self, x, out_channels: int, kernel: int = 3, stride: int = 1, padding=None, groups: int = 1):
         in_channels = int(x.ty.shape[1])
         w = self.param("w", (out_channels, in_channels // groups, kernel, kernel))
         pad = kernel // 2 if padding is None else padding
         if self.mode == "float16_acc32":
             acc = self.emit(
-                relax.op.nn.conv2d(
-                    x, w, strides=stride, padding=pad, groups=groups, out_dtype="float32"
-                )
+                relax.op.nn.conv2d(x, w, strides=stride, padding=pad, groups=groups, out_dtype="float32")
             )
             return self.emit(relax.op.astype(acc, "float16"))
         return self.emit(
-            relax.op.nn.conv2d(
-                x, w, strides=stride, padding=pad, groups=groups, out_dtype=self.dtype
-            )
+            relax.op.nn.conv2d(x, w, strides=stride, padding=pad, groups=groups, out_dtype=self.dtype)
         )
 
     def bias(self, x):
@@ -725,9 +715,7 @@ def run_vm(ex, dev, inputs: Sequence[np.ndarray]) -> List[np.ndarray]:
     return _to_numpy(vm["main"](*args))
 
 
-def reference(
-    fn: Callable[[NetBuilder], Sequence], inputs: Sequence[np.ndarray]
-) -> List[np.ndarray]:
+def reference(fn: Callable[[NetBuilder], Sequence], inputs: Sequence[np.ndarray]) -> List[np.ndarray]:
     """The float32 network on LLVM, fed ``inputs`` upcast to float32."""
     mod = build_network(fn, "float32")
     ex = build_llvm(mod)
