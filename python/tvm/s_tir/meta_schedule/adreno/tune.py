@@ -48,12 +48,12 @@ from tvm import relax
 from tvm.ir import IRModule
 from tvm.target import Target
 
+from ...dlight.adreno.config import RuleConfig
 from ..arg_info import ArgInfo
 from ..database import TuningRecord, Workload
 from ..relax_integration import extract_tasks as _ms_extract_tasks
 from . import device_measure
 from .database import create_database
-from ...dlight.adreno.config import RuleConfig
 from .space import candidates
 
 _SCHEDULE_PASSES = ("ApplyDefaultSchedule", "MetaScheduleApplyDatabase")

@@ -137,10 +137,7 @@ def _strip_guard(call: Call, sizes, analyzer: Analyzer) -> Call:
         return call
     if not kept:
         return load
-    cond = kept[0]
-    for term in kept[1:]:
-        cond = tirx.And(cond, term)
-    return Call(call.op, [cond, load, call.args[2]], ret_ty=call.ty)
+    return Call(call.op, [tirx.all(*kept), load, call.args[2]], ret_ty=call.ty)
 
 
 @tvm.tirx.transform.prim_func_pass(opt_level=4, name="TextureBorderPadding")
