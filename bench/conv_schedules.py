@@ -85,6 +85,9 @@ VARIANTS = {
     "conv_weights_in_textures": {"conv_weights_in_textures": True},
 }
 
+#: Variant entries that are compile options, not rule knobs.
+_OPTIONS = ("required_pass", "conv_weights_in_textures")
+
 
 @contextlib.contextmanager
 def _knobs(overrides):
@@ -112,10 +115,6 @@ def _knobs(overrides):
                 del cls.from_target  # inherited again
             else:
                 cls.from_target = original
-
-
-#: Variant entries that are compile options, not rule knobs.
-_OPTIONS = ("required_pass", "conv_weights_in_textures")
 
 
 @contextlib.contextmanager

@@ -33,24 +33,14 @@ from tvm.relax.transform.legalize_ops import adreno as legalize_adreno
 import texture_testing as tt
 import test_texture_conv_direct as direct
 import test_texture_conv_grouped as grouped
+import test_texture_conv_winograd as winograd
 import test_texture_networks as networks
-
-
-def _conv3x3_bias_relu(channels, out_channels, size):
-    """A 3x3 conv with bias and ReLU, the shape the Winograd cases force a tile on."""
-
-    def fn(nb):
-        y = nb.conv2d(nb.input((1, channels, size, size)), out_channels, kernel=3)
-        return nb.emit(relax.op.nn.relu(nb.bias(y)))
-
-    return fn
-
 
 CASES = {
     **{f"direct/{name}": (case, "auto") for name, case in direct.CASES.items()},
     **{f"grouped/{name}": (case, "auto") for name, case in grouped.CASES.items()},
-    "winograd/F4x4": (tt.Case(_conv3x3_bias_relu(16, 16, 8)), "4"),
-    "winograd/F2x2": (tt.Case(_conv3x3_bias_relu(16, 20, 6)), "2"),
+    "winograd/F4x4": (tt.Case(winograd.conv3x3(16, 16, 8)), "4"),
+    "winograd/F2x2": (tt.Case(winograd.conv3x3(16, 20, 6)), "2"),
     **{f"networks/{name}": (case, "auto") for name, case in networks.CASES.items()},
 }
 

@@ -39,7 +39,10 @@ from tvm.topi.adreno.conv2d_winograd import winograd_matrices
 import texture_testing as tt
 
 
-def _conv(channels, out_channels, size, bias_relu=True):
+def conv3x3(channels, out_channels, size, bias_relu=True):
+    """A 3x3 conv on a square input, with bias and ReLU unless ``bias_relu`` is False (also
+    the Winograd cases of test_texture_conv_weights.py)."""
+
     def fn(nb):
         y = nb.conv2d(nb.input((1, channels, size, size)), out_channels, kernel=3)
         return nb.emit(relax.op.nn.relu(nb.bias(y))) if bias_relu else y
@@ -96,7 +99,7 @@ def test_transform_matrices(tile):
     ],
 )
 def test_strategy(shape, mode, dtype_mode, expected):
-    mod = tt.build_network(_conv(*shape), dtype_mode)
+    mod = tt.build_network(conv3x3(*shape), dtype_mode)
     impl, lowered = _impl(mod, mode)
     assert impl == expected, tt.describe_scopes(lowered)
     if impl != "direct":
@@ -118,7 +121,7 @@ def test_strategy_knobs(knobs, shape, expected, monkeypatch):
     """The choice reads ``WinogradChoiceConfig`` (its knob extremes)."""
     config = rule_config.WinogradChoiceConfig(**knobs)
     monkeypatch.setattr(rule_config.WinogradChoiceConfig, "from_target", lambda target: config)
-    impl, lowered = _impl(tt.build_network(_conv(*shape), "float32"))
+    impl, lowered = _impl(tt.build_network(conv3x3(*shape), "float32"))
     assert impl == expected, tt.describe_scopes(lowered)
 
 
@@ -128,7 +131,7 @@ def test_numerics_winograd_threads_extreme(monkeypatch, rng):
     config = rule_config.WinogradConfig(threads=256)
     monkeypatch.setattr(rule_config.WinogradConfig, "from_target", lambda target: config)
     with legalize_adreno.winograd_mode("4"):
-        tt.check_numerics(_conv(8, 8, 10), "float32", rng, name="winograd4 (256 threads)")
+        tt.check_numerics(conv3x3(8, 8, 10), "float32", rng, name="winograd4 (256 threads)")
 
 
 def test_mode_is_validated():
@@ -139,7 +142,7 @@ def test_mode_is_validated():
 
 def test_constant_weights_are_transformed_at_compile_time(rng):
     """With bound weights FoldConstant evaluates the weight transform: no kernel for it."""
-    mod = tt.build_network(_conv(16, 16, 8, bias_relu=False), "float32")
+    mod = tt.build_network(conv3x3(16, 16, 8, bias_relu=False), "float32")
     weight = {p.name: v for p, v in zip(mod["main"].params, tt.random_inputs(mod, rng))}
     bound = relax.transform.BindParams("main", {"w0": tvm.runtime.tensor(weight["w0"])})(mod)
     with legalize_adreno.winograd_mode("4"):
@@ -159,7 +162,7 @@ def test_numerics(shape, mode, dtype_mode, rng):
     (F(2x2): mode "4" falls back to it) 1e-2 and 2e-2 of the output scale. Small channel
     counts keep PoCL fast, so the tile is forced."""
     with legalize_adreno.winograd_mode(mode):
-        tt.check_numerics(_conv(*shape), dtype_mode, rng, name=f"winograd{mode} {shape}")
+        tt.check_numerics(conv3x3(*shape), dtype_mode, rng, name=f"winograd{mode} {shape}")
 
 
 @pytest.mark.requires_opencl
@@ -169,7 +172,7 @@ def test_numerics_one_tile_full_work_groups(mode, rng):
     thread range with no bounds check, so unrolled input-transform stores shared one scope
     and CodeGenC reused the first point's staged value for all of them."""
     with legalize_adreno.winograd_mode(mode):
-        tt.check_numerics(_conv(256, 256, 2), "float32", rng, name=f"winograd{mode} 256ch 2x2")
+        tt.check_numerics(conv3x3(256, 256, 2), "float32", rng, name=f"winograd{mode} 256ch 2x2")
 
 
 @pytest.mark.requires_opencl
@@ -184,7 +187,7 @@ def test_numerics_chained(mode, rng):
 def test_intermediates_live_in_textures(mode):
     """Input transform, batched product and output transform are separate calls whose
     intermediates are textures; each kernel reads and writes images, whole pixels at a time."""
-    mod = tt.build_network(_conv(16, 16, 8), "float32")
+    mod = tt.build_network(conv3x3(16, 16, 8), "float32")
     with legalize_adreno.winograd_mode(mode):
         lowered, ex = tt.build_texture_with_scopes(mod)
     calls = tt.texture_call_scopes(lowered)
