@@ -36,6 +36,8 @@ Models
                      mediapipe landmark, segmentation and detection models
   face_full_sparse   mediapipe face_detection_full_range_sparse.tflite, 1x192x192x3
   pose               mediapipe pose_detection.tflite, 1x224x224x3 (sparse float16 weights)
+  pose_landmark      mediapipe pose_landmark_full.tflite, 1x256x256x3 (landmarks and a
+                     segmentation mask)
   ocr_det, ocr_rec, ocr_cls
                      rapidocr-onnxruntime's PP-OCR detection, recognition and direction
                      models (ONNX)
@@ -248,6 +250,8 @@ class Model:
     output_range: the outputs' natural scale where one is known (1 for probabilities), used
         when the largest |reference| value is smaller: a saturated output of random inputs
         is no scale for float32 noise.
+    output_tolerance: ``tolerance`` for the outputs it names by index, where the framework's
+        own CPU kernels disagree with each other by more than ``tolerance`` allows.
     """
 
     name: str
@@ -258,6 +262,7 @@ class Model:
     slow: bool = False
     texture_xfail: Optional[str] = None
     output_range: float = 0.0
+    output_tolerance: Dict[int, Tuple[float, float]] = dataclasses.field(default_factory=dict)
 
 
 # Census floors measured 2026-11-30 (base + the workspace's Adreno fixes of that day).
@@ -346,14 +351,8 @@ MODELS = [
         min_texture_calls=1,
         slow=True,
     ),
-    # Not in the list: mediapipe's pose_landmark_full, whose segmentation logits (about 1e3
-    # on random inputs) differ from LiteRT's in a few clusters of 10 to 45 elements by up to
-    # 3e-3 of their scale, on LLVM as on textures (2026-12-04, three draws: 0, 45 and 11
-    # elements off). Clusters look like one flipped comparison near a tie (a max or a ReLU)
-    # spreading through the layers after it, not like a wrong kernel, which is off
-    # everywhere; the cause is not proven. Its test would fail on some seeds. And
-    # face_landmark_with_attention: custom operators no frontend converts
-    # (test_unknown_custom_operator_is_refused_by_name).
+    # Not in the list: face_landmark_with_attention, whose custom operators no frontend
+    # converts (test_unknown_custom_operator_is_refused_by_name).
     # Added 2026-12-04, floors at the calls on textures that day: pose detection (sparse
     # float16 weights, until then checked on LLVM only), the full hand landmark model, the
     # holistic hand re-crop and the full-range face detector.
@@ -379,6 +378,24 @@ MODELS = [
         "face_full_sparse",
         _tflite_model("modules/face_detection/face_detection_full_range_sparse.tflite"),
         min_texture_calls=133,
+        slow=True,
+    ),
+    Model(
+        "pose_landmark",
+        _tflite_model("modules/pose_landmark/pose_landmark_full.tflite"),
+        # Output 2, the segmentation logits (about 1e3 on random inputs), ends a decoder of
+        # 1x1 and depthwise convs with ReLU6 at 64 to 256 pixels a side, where float32
+        # rounding grows layer by layer. LiteRT's own two CPU paths, XNNPACK (the reference)
+        # and its builtin kernels, differ on it by up to 2.3e-3 of its scale (0 to 16
+        # elements beyond 1e-3) in ten draws; TVM differs from XNNPACK by up to 2.4e-3 on
+        # LLVM and 2.7e-3 on textures (PoCL, Intel) in twelve (2026-12-05), and from the
+        # builtin kernels by no more than the two LiteRT paths differ from each other. So its
+        # bound is 5e-3, about twice what LiteRT disagrees with itself; a wrong kernel is off
+        # by the order of the scale. The other outputs agree to 3e-4. Output 1 is a
+        # probability (the pose flag): its scale is 1.
+        output_tolerance={2: (1e-3, 5e-3)},
+        output_range=1.0,
+        min_texture_calls=102,
         slow=True,
     ),
 ]
@@ -527,10 +544,10 @@ def _max_errors(actual, desired, output_range: float = 0.0) -> List[Tuple[float,
 
 
 def _assert_matches(actual, desired, model: Model, context: str) -> None:
-    rtol, atol_rel = model.tolerance
     assert len(actual) == len(desired), f"{context}: {len(actual)} outputs, want {len(desired)}"
     problems = []
     for i, (a, d) in enumerate(zip(actual, desired)):
+        rtol, atol_rel = model.output_tolerance.get(i, model.tolerance)
         d = np.asarray(d).reshape(np.shape(d))
         assert a.shape == d.shape, f"{context}: output {i} shape {a.shape}, want {d.shape}"
         scale = max(float(np.max(np.abs(d))), model.output_range)
@@ -539,12 +556,10 @@ def _assert_matches(actual, desired, model: Model, context: str) -> None:
         if bad.any():
             problems.append(
                 f"output {i}: {100 * bad.mean():.2f}% of elements off, max |err| "
-                f"{np.nanmax(np.where(np.isnan(err), np.inf, err)):.3g} (scale {scale:.3g})"
+                f"{np.nanmax(np.where(np.isnan(err), np.inf, err)):.3g} (scale {scale:.3g}, "
+                f"rtol={rtol}, atol={atol_rel}*scale)"
             )
-    assert not problems, (
-        f"{context} differs from the framework (rtol={rtol}, atol={atol_rel}*scale):\n  "
-        + "\n  ".join(problems)
-    )
+    assert not problems, f"{context} differs from the framework:\n  " + "\n  ".join(problems)
     for i, (err, rel) in enumerate(_max_errors(actual, desired, model.output_range)):
         print(f"{context}: output {i} max |err| {err:.3g} ({rel:.3g} of scale)")
 
