@@ -69,9 +69,27 @@ def _nhwc_pool_channel_pad():
     return _function(shapes, body), [s for _, s in shapes]
 
 
+def _same_conv_twice(groups: int):
+    """Two convolutions of one shape in a row: one PrimFunc, called texture -> texture, then
+    texture -> buffer (the output leaves the blocked layout)."""
+
+    def build():
+        def body(bb, x, w1, w2):
+            c1 = bb.emit(relax.op.nn.conv2d(x, w1, padding=[1, 1, 1, 1], groups=groups))
+            return relax.op.nn.conv2d(c1, w2, padding=[1, 1, 1, 1], groups=groups)
+
+        weight = (8, 8 // groups, 3, 3)
+        shapes = [("x", (1, 8, 12, 12)), ("w1", weight), ("w2", weight)]
+        return _function(shapes, body), [s for _, s in shapes]
+
+    return build
+
+
 CASES = {
     "standalone_elementwise_on_textures": _shared_conv_output,
     "reduction_epilogue_larger_than_output": _nhwc_pool_channel_pad,
+    "same_conv_twice": _same_conv_twice(groups=1),
+    "same_depthwise_conv_twice": _same_conv_twice(groups=8),
 }
 
 
@@ -88,6 +106,17 @@ def test_texture_build_matches_llvm(case, rng):
     expected = _run(mod, "llvm", tvm.cpu(), arrays)
     actual = _run(mod, TEXTURE_TARGET, tt.tvm_device(), arrays)
     np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("case", ["same_conv_twice", "same_depthwise_conv_twice"])
+def test_one_kernel_per_call_site_scopes(case):
+    """The two calls of one conv PrimFunc write an image and a buffer: each has its own
+    kernel (with one kernel, the first call passed an image where it took a buffer)."""
+    mod, _ = CASES[case]()
+    kernels = tt.kernel_sources(tvm.compile(mod, target=TEXTURE_TARGET))
+    convs = [k for k in kernels.values() if "conv2d" in k.name]
+    assert sorted(k.writes_image for k in convs) == [False, True], [k.name for k in convs]
+    assert all(k.reads_image for k in convs), [k.params for k in convs]
 
 
 def test_scalar_texture_store_is_a_compile_error(monkeypatch):

@@ -16,7 +16,8 @@
 # under the License.
 # pylint: disable=invalid-name,missing-docstring,no-self-argument,not-callable
 """Tests of SpecializeTextureCallSites: call-site scopes are copied into PrimFuncs only in
-modules that have texture tensors."""
+modules that have texture tensors, and a PrimFunc called with different scopes gets one copy
+per list of scopes."""
 
 import pytest
 
@@ -86,6 +87,101 @@ class TextureOutput:
         return y
 
 
+_SHAPE = (T.int64(1), T.int64(2), T.int64(4), T.int64(4), T.int64(4))
+
+
+@I.ir_module
+class OneReluThreeCallSites:
+    """One PrimFunc called buffer -> texture, texture -> buffer, then buffer -> texture."""
+
+    I.module_global_infos(
+        {"vdevice": [I.vdevice("opencl", 0, "global"), I.vdevice("opencl", 0, "global.texture")]}
+    )
+
+    @T.prim_func(private=True, s_tir=True)
+    def relu(x: T.Buffer(_SHAPE, "float32"), y: T.Buffer(_SHAPE, "float32")):
+        for n, c, h, w, l in T.grid(*_SHAPE):
+            with T.sblock("relu"):
+                vn, vc, vh, vw, vl = T.axis.remap("SSSSS", [n, c, h, w, l])
+                y[vn, vc, vh, vw, vl] = T.max(x[vn, vc, vh, vw, vl], T.float32(0))
+
+    @R.function
+    def main(
+        x: R.Tensor((1, 2, 4, 4, 4), "float32"),
+    ) -> R.Tensor((1, 2, 4, 4, 4), "float32", "opencl:1:global.texture"):
+        cls = OneReluThreeCallSites
+        with R.dataflow():
+            a = R.call_tir(
+                cls.relu,
+                (x,),
+                out_ty=R.Tensor((1, 2, 4, 4, 4), "float32", "opencl:1:global.texture"),
+            )
+            b = R.call_tir(
+                cls.relu, (a,), out_ty=R.Tensor((1, 2, 4, 4, 4), "float32", "opencl:0:global")
+            )
+            c = R.call_tir(
+                cls.relu,
+                (b,),
+                out_ty=R.Tensor((1, 2, 4, 4, 4), "float32", "opencl:1:global.texture"),
+            )
+            R.output(c)
+        return c
+
+
+@I.ir_module
+class OneReluPerCallSiteScopes:
+    """OneReluThreeCallSites with the copy written by hand: the second call site, whose scopes
+    differ from the first's, calls relu_1; the third shares relu with the first."""
+
+    I.module_global_infos(
+        {"vdevice": [I.vdevice("opencl", 0, "global"), I.vdevice("opencl", 0, "global.texture")]}
+    )
+
+    @T.prim_func(private=True, s_tir=True)
+    def relu(x: T.Buffer(_SHAPE, "float32"), y: T.Buffer(_SHAPE, "float32")):
+        for n, c, h, w, l in T.grid(*_SHAPE):
+            with T.sblock("relu"):
+                vn, vc, vh, vw, vl = T.axis.remap("SSSSS", [n, c, h, w, l])
+                y[vn, vc, vh, vw, vl] = T.max(x[vn, vc, vh, vw, vl], T.float32(0))
+
+    @T.prim_func(private=True, s_tir=True)
+    def relu_1(x: T.Buffer(_SHAPE, "float32"), y: T.Buffer(_SHAPE, "float32")):
+        for n, c, h, w, l in T.grid(*_SHAPE):
+            with T.sblock("relu"):
+                vn, vc, vh, vw, vl = T.axis.remap("SSSSS", [n, c, h, w, l])
+                y[vn, vc, vh, vw, vl] = T.max(x[vn, vc, vh, vw, vl], T.float32(0))
+
+    @R.function
+    def main(
+        x: R.Tensor((1, 2, 4, 4, 4), "float32"),
+    ) -> R.Tensor((1, 2, 4, 4, 4), "float32", "opencl:1:global.texture"):
+        cls = OneReluPerCallSiteScopes
+        with R.dataflow():
+            a = R.call_tir(
+                cls.relu,
+                (x,),
+                out_ty=R.Tensor((1, 2, 4, 4, 4), "float32", "opencl:1:global.texture"),
+            )
+            b = R.call_tir(
+                cls.relu_1, (a,), out_ty=R.Tensor((1, 2, 4, 4, 4), "float32", "opencl:0:global")
+            )
+            c = R.call_tir(
+                cls.relu,
+                (b,),
+                out_ty=R.Tensor((1, 2, 4, 4, 4), "float32", "opencl:1:global.texture"),
+            )
+            R.output(c)
+        return c
+
+
+def _param_scopes(mod: tvm.IRModule):
+    return {
+        gvar.name_hint: [param.scope() for param in func.params]
+        for gvar, func in mod.functions_items()
+        if isinstance(func, tvm.tirx.PrimFunc)
+    }
+
+
 def test_module_without_textures_is_returned_unchanged():
     # The C++ pass alone fails on the dynamic extent, with nothing to specialize.
     with pytest.raises(Exception, match="independent Var"):
@@ -100,6 +196,23 @@ def test_module_with_a_texture_is_specialized():
     )
     prim_func = [f for _, f in out.functions_items() if isinstance(f, tvm.tirx.PrimFunc)][0]
     assert "global.texture" in prim_func.script()
+
+
+def test_cpp_pass_alone_keeps_the_scopes_of_the_last_call_site():
+    # The root cause: one PrimFunc, specialized per call site under its own GlobalVar.
+    out = relax.transform.SpecializePrimFuncBasedOnCallSite()(OneReluThreeCallSites)
+    assert _param_scopes(out) == {"relu": ["global", "global.texture"]}
+
+
+def test_each_list_of_call_site_scopes_gets_its_own_prim_func():
+    out = SpecializeTextureCallSites()(OneReluThreeCallSites)
+    tvm.ir.assert_structural_equal(
+        out, relax.transform.SpecializePrimFuncBasedOnCallSite()(OneReluPerCallSiteScopes)
+    )
+    assert _param_scopes(out) == {
+        "relu": ["global", "global.texture"],
+        "relu_1": ["global.texture", "global"],
+    }
 
 
 if __name__ == "__main__":
