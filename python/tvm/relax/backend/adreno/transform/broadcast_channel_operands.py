@@ -69,7 +69,7 @@ def _channel_axis(func: relax.Function) -> Optional[int]:
 
 
 @relax.expr_functor.mutator
-class _ChannelBroadcaster(relax.PyExprMutator):
+class _ChannelBroadcaster(relax.PyExprMutator):  # pylint: disable=abstract-method
     ops = tuple(Op.get(name) for name in BINARY_BROADCAST_OPS)
 
     def __init__(self, mod: tvm.IRModule, channel_axis: int):
