@@ -69,6 +69,19 @@ def _nhwc_pool_channel_pad():
     return _function(shapes, body), [s for _, s in shapes]
 
 
+def _unit_window_pool_negative_scale():
+    """A 1x1 max pooling of stride 2 (an FPN's extra level) scaled by a negative factor: the
+    scale must not be folded into the pooling's initial value (the lowest float)."""
+
+    def body(bb, x, w, s):
+        c = bb.emit(relax.op.nn.conv2d(x, w, padding=[1, 1, 1, 1]))
+        pooled = bb.emit(relax.op.nn.max_pool2d(c, [1, 1], [2, 2]))
+        return relax.op.multiply(pooled, relax.op.negative(relax.op.abs(s)))
+
+    shapes = [("x", (1, 8, 10, 10)), ("w", (8, 8, 3, 3)), ("s", (1,))]
+    return _function(shapes, body), [s for _, s in shapes]
+
+
 def _same_conv_twice(groups: int):
     """Two convolutions of one shape in a row: one PrimFunc, called texture -> texture, then
     texture -> buffer (the output leaves the blocked layout)."""
@@ -90,6 +103,7 @@ CASES = {
     "reduction_epilogue_larger_than_output": _nhwc_pool_channel_pad,
     "same_conv_twice": _same_conv_twice(groups=1),
     "same_depthwise_conv_twice": _same_conv_twice(groups=8),
+    "unit_window_pool_negative_scale": _unit_window_pool_negative_scale,
 }
 
 
