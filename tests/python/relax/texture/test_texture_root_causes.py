@@ -82,6 +82,22 @@ def _unit_window_pool_negative_scale():
     return _function(shapes, body), [s for _, s in shapes]
 
 
+def _nine_wide_intermediate():
+    """A value read three times (so not inlined) in the fused kernel that packs the NHWC
+    conv's input texture: its rows of 9 must not become a 9-lane vector, a type OpenCL C
+    does not have (the build failed in CodeGenOpenCL)."""
+
+    def body(bb, x, w):
+        t = bb.emit(relax.op.sqrt(relax.op.add(relax.op.abs(x), relax.const(1.0, "float32"))))
+        y = bb.emit(relax.op.concat([t, relax.op.nn.relu(t), relax.op.negative(t)], axis=1))
+        y = bb.emit(relax.op.permute_dims(y, [0, 2, 3, 1]))
+        conv = relax.op.nn.conv2d(y, w, padding=1, data_layout="NHWC", kernel_layout="HWIO")
+        return relax.op.permute_dims(bb.emit(conv), [0, 3, 1, 2])
+
+    shapes = [("x", (1, 1, 9, 9)), ("w", (3, 3, 3, 8))]
+    return _function(shapes, body), [s for _, s in shapes]
+
+
 def _same_conv_twice(groups: int):
     """Two convolutions of one shape in a row: one PrimFunc, called texture -> texture, then
     texture -> buffer (the output leaves the blocked layout)."""
@@ -104,6 +120,7 @@ CASES = {
     "same_conv_twice": _same_conv_twice(groups=1),
     "same_depthwise_conv_twice": _same_conv_twice(groups=8),
     "unit_window_pool_negative_scale": _unit_window_pool_negative_scale,
+    "nine_wide_intermediate": _nine_wide_intermediate,
 }
 
 

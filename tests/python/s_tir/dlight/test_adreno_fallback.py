@@ -54,6 +54,24 @@ def test_texture_elementwise_keeps_the_pixel_a_vector():
     assert vectorized_extents(func) == [4]
 
 
+def _rows(width: int):
+    """A buffer block whose innermost output axis is ``width`` wide, like the NCHW
+    intermediate of a fused kernel that writes a texture."""
+    data = te.placeholder((1, 1, 9, width), "float32", name="x")
+    return te.create_prim_func([data, topi.sqrt(data)])
+
+
+def test_innermost_axis_is_vectorized_only_at_an_opencl_vector_width():
+    """OpenCL C has vectors of 2, 3, 4, 8 and 16 lanes: a row of 9 stays a serial loop (as a
+    vector, CodeGenOpenCL failed: "Cannot convert type float32x9 to OpenCL type")."""
+    for width, vectorized in ((9, []), (8, [8])):
+        sch = s_tir.Schedule(_rows(width))
+        with TARGET:
+            dl.adreno.Fallback.schedule_default(sch, sch.get_sblock("compute"))
+        assert vectorized_extents(sch.mod["main"]) == vectorized, width
+        tvm.compile(sch.mod, target=tvm.target.Target("opencl", host="llvm"))
+
+
 def test_buffer_elementwise_is_left_to_the_generic_rules():
     data = te.placeholder((1, 4, 8, 8, 4), "float32", name="x")
     assert _schedule(te.create_prim_func([data, topi.nn.relu(data)])) is None
