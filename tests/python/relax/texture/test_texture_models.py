@@ -428,12 +428,7 @@ MODELS = [
         # (about 0.02 on random inputs): against 320 a wrong score would pass unseen.
         output_splits={0: (1, (4,))},
         output_range=1.0,
-        texture_xfail=(
-            "ConvertLayout's split rule (C++ InferLayoutSplit) keeps split indices in channels "
-            "when the axis becomes NCHW4c blocks: C2f's split of a conv output in two halves "
-            "gives a whole piece and an empty one, and the next conv2d fails type inference"
-        ),
-        # measured with the split rewritten into sections before ConvertLayout
+        # its C2f blocks split conv outputs at a channel index (series patch 0054)
         min_texture_calls=86,
         slow=True,
     ),

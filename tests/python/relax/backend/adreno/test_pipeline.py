@@ -53,6 +53,7 @@ def test_layout_rewrites_run_around_convert_layout():
         "PadConvChannels",
         "KeepPaddedChannels",
         "LegalizeChannelNorms",
+        "SplitIndicesToSections",
     ]
     assert names[convert - len(before) : convert] == before
     assert names[convert + 1 : convert + 3] == [
