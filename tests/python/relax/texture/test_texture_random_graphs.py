@@ -28,12 +28,14 @@ The graph seeds are fixed, so CI runs the same structures every time; to explore
 0). A failure names its graph seed and operators; replay it with ``-k "graph_<seed>"`` and
 those two variables.
 
-What these draws found (on Intel's CPU OpenCL, each fixed with a test of its own): two
-convolutions of one shape in a row shared a PrimFunc of the wrong scopes
-(test_texture_root_causes.py, same_conv_twice); a one-channel or one-element operand of
-broadcast arithmetic stopped ConvertLayout (test_texture_model_patterns.py, spatial
-attention); a scale after a 1x1 pooling was folded into its initial value
-(test_texture_root_causes.py, unit_window_pool_negative_scale).
+What draws like these found (on Intel's CPU OpenCL, each fixed in the series with a test of its
+own): two convolutions of one shape in a row shared a PrimFunc of the wrong scopes (patch 0050;
+test_texture_root_causes.py, same_conv_twice); a one-channel or one-element operand of
+broadcast arithmetic stopped ConvertLayout (0051; test_texture_model_patterns.py, spatial
+attention); a scale after a 1x1 pooling was folded into its initial value (0052;
+unit_window_pool_negative_scale); rows of 9 became a 9-lane vector OpenCL C has no type for
+(0053; nine_wide_intermediate); a split of 8 channels at 4 allocated a negative size (0054;
+graph 16 here, and the C2f pattern).
 """
 
 import os
