@@ -35,7 +35,9 @@ broadcast arithmetic stopped ConvertLayout (0051; test_texture_model_patterns.py
 attention); a scale after a 1x1 pooling was folded into its initial value (0052;
 unit_window_pool_negative_scale); rows of 9 became a 9-lane vector OpenCL C has no type for
 (0053; nine_wide_intermediate); a split of 8 channels at 4 allocated a negative size (0054;
-graph 16 here, and the C2f pattern).
+graph 16 here, and the C2f pattern); a channel maximum of a conv result 4 pixels wide was
+vectorized over its width (0056; channel_max_of_four_columns, graphs 3165 and 3499 of an
+800-graph draw from 3000).
 """
 
 import os

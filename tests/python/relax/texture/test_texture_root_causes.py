@@ -98,6 +98,19 @@ def _nine_wide_intermediate():
     return _function(shapes, body), [s for _, s in shapes]
 
 
+def _channel_max_of_four_columns():
+    """The maximum over the channels of a conv result 4 pixels wide: its 4 output columns
+    are the image's width, not the lanes of a pixel (the build failed with an undefined
+    variable when the reduction vectorized them)."""
+
+    def body(bb, x, w):
+        conv = bb.emit(relax.op.nn.conv2d(x, w))
+        return relax.op.max(conv, axis=[1], keepdims=True)
+
+    shapes = [("x", (1, 8, 32, 4)), ("w", (8, 8, 1, 1))]
+    return _function(shapes, body), [s for _, s in shapes]
+
+
 def _same_conv_twice(groups: int):
     """Two convolutions of one shape in a row: one PrimFunc, called texture -> texture, then
     texture -> buffer (the output leaves the blocked layout)."""
@@ -121,6 +134,7 @@ CASES = {
     "same_depthwise_conv_twice": _same_conv_twice(groups=8),
     "unit_window_pool_negative_scale": _unit_window_pool_negative_scale,
     "nine_wide_intermediate": _nine_wide_intermediate,
+    "channel_max_of_four_columns": _channel_max_of_four_columns,
 }
 
 

@@ -113,6 +113,26 @@ def test_stock_argmax_is_left_to_the_generic_rules():
     assert "threadIdx.x" in thread_extents(scheduled), scheduled.script()
 
 
+def _channel_max_of_four_columns(x):
+    """The maximum over the channels of an NCHW4c tensor 4 pixels wide, into (1, H, W)."""
+    blocks = te.reduce_axis((0, x.shape[1]), name="k1")
+    lanes = te.reduce_axis((0, x.shape[4]), name="k4")
+    return te.compute(
+        (x.shape[0], x.shape[2], x.shape[3]),
+        lambda n, h, w: te.max(x[n, blocks, h, w, lanes], axis=[blocks, lanes]),
+        name="channel_max",
+    )
+
+
+def test_four_columns_read_as_the_width_are_not_pixel_lanes():
+    """The output's innermost axis has 4 columns, but each is read as the width of the input
+    image, not as a lane of its pixel: vectorized over the width, the texture lowering left
+    the column variable undefined ("variables (ax2,) are used, but are not passed in")."""
+    func = _schedule(prim_func_of(_channel_max_of_four_columns, shape=(1, 2, 32, 4, 4)))
+    assert thread_extents(func) == {"blockIdx.x": 2, "threadIdx.x": 64}  # 32 x 4 outputs
+    assert vectorized_extents(func) == []
+
+
 def test_adaptive_pool_with_varying_windows_is_declined():
     """7x7 to 3x3: each output has its own window, a nested block
     (dl.adreno.VaryingWindowPool2D's)."""

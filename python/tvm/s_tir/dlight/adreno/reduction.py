@@ -254,7 +254,7 @@ class Reduction(AdrenoScheduleRule):
     @staticmethod
     def _pixel_lanes(block: "s_tir.SBlock", num_s: int) -> bool:
         """The innermost spatial iterator is the 4-lane pixel axis of the written buffer and
-        indexes the last axis of every buffer read with that rank."""
+        indexes no other axis than the last of any buffer read."""
         lane_iv = block.iter_vars[num_s - 1]
         if _static_extent(lane_iv.dom) != CHANNEL_BLOCK:
             return False
@@ -264,7 +264,16 @@ class Reduction(AdrenoScheduleRule):
         if _static_int(write.source.shape[-1]) != CHANNEL_BLOCK:
             return False
         last = write.region[-1]
-        return isinstance(last.min, tirx.Var) and last.min.same_as(lane_iv.var)
+        if not (isinstance(last.min, tirx.Var) and last.min.same_as(lane_iv.var)):
+            return False
+        # A channel reduction of an NCHW4c image into a buffer 4 columns wide writes its
+        # columns innermost, and reads them as the image's width, not as lanes of a pixel.
+        return not any(
+            var.same_as(lane_iv.var)
+            for read in block.reads
+            for axis in read.region[:-1]
+            for var in tirx.analysis.undefined_vars(axis.min)
+        )
 
     @staticmethod
     def _localize_temporaries(sch: s_tir.Schedule, block) -> List[int]:
