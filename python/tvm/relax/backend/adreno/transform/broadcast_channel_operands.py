@@ -51,7 +51,7 @@ from .utils import BINARY_BROADCAST_OPS
 ACTIVATION_RANK = 4
 
 
-def _channel_axis(func: relax.Function) -> Optional[int]:
+def _conv_channel_axis(func: relax.Function) -> Optional[int]:
     """The channel axis of the activations of ``func``: the ``C`` of its convolutions' output
     layout, when they all have the same one."""
     conv_op = Op.get("relax.nn.conv2d")
@@ -118,7 +118,7 @@ class BroadcastChannelOperands:  # pylint: disable=too-few-public-methods
         self, func: relax.Function, mod: tvm.IRModule, _ctx: tvm.transform.PassContext
     ) -> relax.Function:
         """Apply the rewrite to ``func``, a Relax function of ``mod``."""
-        channel_axis = _channel_axis(func)
+        channel_axis = _conv_channel_axis(func)
         if channel_axis is None:
             return func
         return _ChannelBroadcaster(mod, channel_axis).visit_expr(func)

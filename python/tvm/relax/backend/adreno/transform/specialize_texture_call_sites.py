@@ -100,7 +100,7 @@ class _CallSiteSplitter(relax.PyExprMutator):  # pylint: disable=abstract-method
     def __init__(self, mod: tvm.IRModule):
         super().__init__(mod)
         self._callees: Dict[Tuple[str, Tuple[str, ...]], tvm.ir.GlobalVar] = {}
-        self._split: Set[str] = set()
+        self._called: Set[str] = set()  # PrimFuncs already called, with any scopes
         self._names = {gvar.name_hint for gvar in mod.get_global_vars()}
 
     def visit_call_(self, call: relax.Call) -> relax.Expr:  # pylint: disable=arguments-renamed
@@ -110,9 +110,9 @@ class _CallSiteSplitter(relax.PyExprMutator):  # pylint: disable=abstract-method
         callee = call.args[0]
         key = (callee.name_hint, _call_site_scopes(call))
         if key not in self._callees:
-            seen = callee.name_hint in self._split
-            self._callees[key] = self._copy(callee) if seen else callee
-            self._split.add(callee.name_hint)
+            called = callee.name_hint in self._called
+            self._callees[key] = self._copy(callee) if called else callee
+            self._called.add(callee.name_hint)
         target = self._callees[key]
         if target.same_as(callee):
             return call
