@@ -45,10 +45,7 @@ from tvm.relax.transform import function_pass
 from tvm.relax.utils import get_static_shape
 from tvm.ir import Op
 
-from .utils import BINARY_BROADCAST_OPS
-
-#: Only the 4-D activations the texture pipeline converts to ``NCHW4c`` are worth aligning.
-ACTIVATION_RANK = 4
+from .utils import ACTIVATION_RANK, BINARY_BROADCAST_OPS, conv2d_channel_axis
 
 
 @relax.expr_functor.mutator
@@ -99,8 +96,7 @@ class _RankAligner(relax.PyExprMutator):
             value = self.lookup_binding(arg) if isinstance(arg, relax.Var) else None
         if not isinstance(value, relax.Call) or not value.op.same_as(self.conv_op):
             return None
-        layout = str(value.attrs.out_layout or value.attrs.data_layout)
-        return layout.index("C") if len(layout) == ACTIVATION_RANK and "C" in layout else None
+        return conv2d_channel_axis(value)
 
 
 @function_pass(opt_level=0, name="AlignBroadcastRank")

@@ -45,27 +45,23 @@ from tvm.ir import Op
 from tvm.relax.transform import function_pass
 from tvm.relax.utils import get_static_shape
 
-from .utils import BINARY_BROADCAST_OPS
-
-#: Only the 4-D activations the texture pipeline converts to ``NCHW4c`` have blocked channels.
-ACTIVATION_RANK = 4
+from .utils import ACTIVATION_RANK, BINARY_BROADCAST_OPS, conv2d_channel_axis
 
 
 def _conv_channel_axis(func: relax.Function) -> Optional[int]:
     """The channel axis of the activations of ``func``: the ``C`` of its convolutions' output
     layout, when they all have the same one."""
     conv_op = Op.get("relax.nn.conv2d")
-    layouts = set()
+    convs_by_layout = {}
 
     def _visit(expr):
         if isinstance(expr, relax.Call) and expr.op.same_as(conv_op):
-            layouts.add(str(expr.attrs.out_layout or expr.attrs.data_layout))
+            convs_by_layout[str(expr.attrs.out_layout or expr.attrs.data_layout)] = expr
 
     relax.analysis.post_order_visit(func, _visit)
-    if len(layouts) != 1:
+    if len(convs_by_layout) != 1:
         return None
-    (layout,) = layouts
-    return layout.index("C") if len(layout) == ACTIVATION_RANK and "C" in layout else None
+    return conv2d_channel_axis(next(iter(convs_by_layout.values())))
 
 
 @relax.expr_functor.mutator

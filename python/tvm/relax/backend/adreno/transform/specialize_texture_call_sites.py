@@ -52,12 +52,17 @@ from .utils import rewrite_relax_functions
 _CALL_TIR = tvm.ir.Op.get("relax.call_tir")
 
 
-def _has_texture(value_type) -> bool:
+def _scopes(value_type) -> List[str]:
+    """The memory scope of each tensor of ``value_type``, ``global`` where none is named."""
     if isinstance(value_type, relax.TupleType):
-        return any(_has_texture(f) for f in value_type.fields)
-    if not isinstance(value_type, relax.TensorType) or value_type.vdevice is None:
-        return False
-    return str(value_type.vdevice.memory_scope).startswith("global.texture")
+        return [scope for field in value_type.fields for scope in _scopes(field)]
+    if isinstance(value_type, relax.TensorType) and value_type.vdevice is not None:
+        return [str(value_type.vdevice.memory_scope)]
+    return ["global"]
+
+
+def _has_texture(value_type) -> bool:
+    return any(scope.startswith("global.texture") for scope in _scopes(value_type))
 
 
 def module_has_texture(mod: tvm.IRModule) -> bool:
@@ -74,15 +79,6 @@ def module_has_texture(mod: tvm.IRModule) -> bool:
         if isinstance(func, relax.Function):
             relax.analysis.post_order_visit(func, _visit)
     return bool(found)
-
-
-def _scopes(value_type) -> List[str]:
-    """The memory scope of each tensor of ``value_type``, ``global`` where none is named."""
-    if isinstance(value_type, relax.TupleType):
-        return [scope for field in value_type.fields for scope in _scopes(field)]
-    if isinstance(value_type, relax.TensorType) and value_type.vdevice is not None:
-        return [str(value_type.vdevice.memory_scope)]
-    return ["global"]
 
 
 def _call_site_scopes(call: relax.Call) -> Tuple[str, ...]:

@@ -34,6 +34,17 @@ BINARY_BROADCAST_OPS = (
 )
 
 
+#: The rank of the activations the texture pipeline blocks into ``NCHW4c``.
+ACTIVATION_RANK = 4
+
+
+def conv2d_channel_axis(conv: relax.Call) -> Optional[int]:
+    """The channel axis of the result of ``conv``, a ``relax.nn.conv2d`` call, from its
+    output layout; None for a layout that is not 4-D."""
+    layout = str(conv.attrs.out_layout or conv.attrs.data_layout)
+    return layout.index("C") if len(layout) == ACTIVATION_RANK and "C" in layout else None
+
+
 def with_functions(
     mod: tvm.IRModule, updates: Dict[tvm.ir.GlobalVar, tvm.ir.BaseFunc]
 ) -> tvm.IRModule:
