@@ -27,6 +27,9 @@ only):
   t    as a, compiled under the tuning database ``BENCH_TUNING_DB`` (default
        bench/tuning/nvidia-h200, written by bench/tune.py): the database's schedules where it
        has the workload, the default rules elsewhere
+  u    as t, under ``BENCH_TUNING_DB_WARM`` (default bench/tuning/nvidia-h200-warm): the same
+       candidates timed back to back (warm) instead of cold, for networks whose weights and
+       activations stay in the device's cache between launches
   w    as a, with the convolutions' blocked weights in textures (``conv_weights_in_textures``)
   ref  llvm: runs here, writes the reference output samples instead of a library
 
@@ -91,7 +94,7 @@ def _register_workaround():
 
 
 def target_of(config: str) -> tvm.target.Target:
-    if config in ("a", "b", "t", "w"):
+    if config in ("a", "b", "t", "u", "w"):
         return tvm.target.Target("qcom/adreno-opencl-texture", host="llvm")
     if config == "c":
         return tvm.target.Target("opencl", host="llvm")
@@ -126,15 +129,19 @@ def vdevice_count(mod, target) -> int:
     return max(1, len(lowered.global_infos.get("vdevice", [])))
 
 
-def tuning_database():
-    """The database config ``t`` compiles under (``BENCH_TUNING_DB``, default the GPU box's).
+def tuning_database(config: str = "t"):
+    """The database config ``t`` compiles under (``BENCH_TUNING_DB``, default the GPU box's),
+    or config ``u`` (``BENCH_TUNING_DB_WARM``, the GPU box's warm-timed one).
 
     Opened strictly: a missing or corrupt database is an error of the (t) rows, not a silent
     untuned build. The device is not checked here: the bundle runs where it is carried, and
     the database names the device it was measured on (compared in the report)."""
     from tvm.s_tir.meta_schedule import adreno as msa  # pylint: disable=import-outside-toplevel
 
-    path = os.environ.get("BENCH_TUNING_DB", str(HERE / "tuning" / "nvidia-h200"))
+    if config == "u":
+        path = os.environ.get("BENCH_TUNING_DB_WARM", str(HERE / "tuning" / "nvidia-h200-warm"))
+    else:
+        path = os.environ.get("BENCH_TUNING_DB", str(HERE / "tuning" / "nvidia-h200"))
     return msa.load_database(path, strict=True)
 
 
@@ -145,8 +152,8 @@ def compile_one(mod, config: str, lift: bool):
         kwargs["tir_pipeline"] = WORKAROUND
     if lift:
         kwargs["relax_pipeline"] = lifted_pipeline(target)
-    if config == "t":
-        with tuning_database():
+    if config in ("t", "u"):
+        with tuning_database(config):
             return tvm.compile(mod, target=target, **kwargs)
     if config == "w":
         # pylint: disable-next=import-outside-toplevel
@@ -201,7 +208,7 @@ def build(model: str, config: str, out: pathlib.Path, tiny: bool, lift: bool = T
     meta["lifted"] = lifted
     meta["lift_error"] = lift_error
     try:
-        meta["vdevices"] = vdevice_count(mod, target) if config in ("a", "b", "t", "w") else 1
+        meta["vdevices"] = vdevice_count(mod, target) if config in ("a", "b", "t", "u", "w") else 1
     except Exception as err:  # pylint: disable=broad-except
         meta["vdevices"] = 1
         meta["vdevice_error"] = _one_line(err)
@@ -252,7 +259,7 @@ def reference(mod, meta, fixed, out: pathlib.Path) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", required=True, choices=["a", "b", "c", "t", "w", "ref"])
+    parser.add_argument("--config", required=True, choices=["a", "b", "c", "t", "u", "w", "ref"])
     parser.add_argument("--models", required=True, help="comma-separated; layer:cin,cout,k,s,g,hw")
     parser.add_argument("--out", type=pathlib.Path, required=True)
     parser.add_argument("--tiny", action="store_true")

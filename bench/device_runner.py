@@ -108,6 +108,7 @@ CONFIG_NAMES = {
     "b": "texture (base)",
     "c": "generic OpenCL",
     "t": "texture (patched, tuned)",
+    "u": "texture (patched, tuned warm)",
     "w": "texture (patched, conv weights in textures)",
 }
 REL_TOL = 1e-3  # |err| / max|ref| above this is wrong for float32

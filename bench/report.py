@@ -39,6 +39,7 @@ CONFIGS = {
     "b": "(b) texture, base",
     "c": "(c) generic OpenCL",
     "t": "(t) texture, patched, tuned",
+    "u": "(u) texture, patched, tuned warm",
     "w": "(w) texture, patched, conv weights in textures",
 }
 COMPANIONS = ("-startup", "-checks", "-profile")
@@ -545,10 +546,10 @@ def device_timed(profile: List[Dict[str, str]]) -> bool:
 
 
 def latency_goals(run: Run) -> List[List[str]]:
-    """Issue #14's latency target per network, for (a) untuned and (t) tuned."""
+    """Issue #14's latency target per network, for (a) untuned and (t), (u) tuned."""
     goals = []
     for model, goal in GOALS.items():
-        for cfg in ("a", "t"):
+        for cfg in ("a", "t", "u"):
             row = run.networks.get((model, cfg), {})
             if not row:
                 continue
