@@ -67,6 +67,13 @@ import models  # noqa: E402  pylint: disable=wrong-import-position
 
 SEED = 20261130
 WORKAROUND = "bench-adreno-base-tir"
+#: The configurations compiled for the Adreno texture target.
+TEXTURE_CONFIGS = ("a", "b", "t", "u", "w")
+#: Per tuned configuration: the variable naming its database, its default folder in bench/tuning.
+TUNING_DATABASES = {
+    "t": ("BENCH_TUNING_DB", "nvidia-h200"),
+    "u": ("BENCH_TUNING_DB_WARM", "nvidia-h200-warm"),
+}
 
 
 def _one_line(err: BaseException) -> str:
@@ -94,7 +101,7 @@ def _register_workaround():
 
 
 def target_of(config: str) -> tvm.target.Target:
-    if config in ("a", "b", "t", "u", "w"):
+    if config in TEXTURE_CONFIGS:
         return tvm.target.Target("qcom/adreno-opencl-texture", host="llvm")
     if config == "c":
         return tvm.target.Target("opencl", host="llvm")
@@ -138,10 +145,8 @@ def tuning_database(config: str = "t"):
     the database names the device it was measured on (compared in the report)."""
     from tvm.s_tir.meta_schedule import adreno as msa  # pylint: disable=import-outside-toplevel
 
-    if config == "u":
-        path = os.environ.get("BENCH_TUNING_DB_WARM", str(HERE / "tuning" / "nvidia-h200-warm"))
-    else:
-        path = os.environ.get("BENCH_TUNING_DB", str(HERE / "tuning" / "nvidia-h200"))
+    variable, folder = TUNING_DATABASES[config]
+    path = os.environ.get(variable, str(HERE / "tuning" / folder))
     return msa.load_database(path, strict=True)
 
 
@@ -152,7 +157,7 @@ def compile_one(mod, config: str, lift: bool):
         kwargs["tir_pipeline"] = WORKAROUND
     if lift:
         kwargs["relax_pipeline"] = lifted_pipeline(target)
-    if config in ("t", "u"):
+    if config in TUNING_DATABASES:
         with tuning_database(config):
             return tvm.compile(mod, target=target, **kwargs)
     if config == "w":
@@ -208,7 +213,7 @@ def build(model: str, config: str, out: pathlib.Path, tiny: bool, lift: bool = T
     meta["lifted"] = lifted
     meta["lift_error"] = lift_error
     try:
-        meta["vdevices"] = vdevice_count(mod, target) if config in ("a", "b", "t", "u", "w") else 1
+        meta["vdevices"] = vdevice_count(mod, target) if config in TEXTURE_CONFIGS else 1
     except Exception as err:  # pylint: disable=broad-except
         meta["vdevices"] = 1
         meta["vdevice_error"] = _one_line(err)
