@@ -21,6 +21,15 @@
 
 Every model/config row is measured independently: an error is recorded in the CSV and the run
 goes on.  Writes OUTDIR/results.csv, OUTDIR/profile.csv, OUTDIR/checks.csv, OUTDIR/env.json.
+
+How a row is timed: ``median_ms`` (with ``p90_ms`` and ``min_ms``) is the peers' method, the
+host's wall clock of ``number`` back-to-back calls between a device sync before and after,
+per call, over ``--repeat`` samples (``number`` makes a sample about 2 ms).  The same calls
+timed by ``runtime.timer.opencl`` give ``device_span_ms`` (first timed command's start to the
+end of the marker closing the span) and, from ``runtime.opencl.timed_spans``, where the span's
+time went: ``span_start_delay_ms`` (enqueue to start of its first command),
+``span_host_enqueue_ms`` (the host enqueueing the span) and ``span_drain_ms`` (the device
+finishing after the last enqueue), all per call and medians over the samples.
 """
 
 from __future__ import annotations
@@ -66,6 +75,10 @@ FIELDS = [
     "median_ms",
     "p90_ms",
     "min_ms",
+    "device_span_ms",
+    "span_start_delay_ms",
+    "span_host_enqueue_ms",
+    "span_drain_ms",
     "e2e_median_ms",
     "e2e_p90_ms",
     "conv_kernel_ms",
@@ -277,14 +290,20 @@ def measure_model(sess, bundle, meta, ceil, args, ref_meta):
         for _ in range(3):
             mr.run()
         dev.sync()
-        # runtime.timer.opencl samples (device time from profiling events in runtimes after
-        # b2f2b4b, a host clock around queue waits before): `number` calls per sample.
         mr.vm.set_input("main", mr.x, *mr.weights)
         probe = mr.vm.time_evaluator("invoke_stateful", dev, number=1, repeat=3)("main").mean
         number = max(1, min(100, int(2e-3 / max(probe, 1e-6))))
         repeat = args.repeat
+        take_timed_spans(sess)  # forget the probe's spans
         res = mr.vm.time_evaluator("invoke_stateful", dev, number=number, repeat=repeat)("main")
-        samples = [t * 1e3 for t in res.results]
+        span_ms = [t * 1e3 for t in res.results]
+        row.update(span_columns(span_ms, take_timed_spans(sess), number))
+        if sess.remote is None:
+            samples = wall_clock_samples(mr, number, repeat)
+        else:
+            # Over RPC this host's clock would time the network: the device timer stands in.
+            samples = span_ms
+            notes.append("median_ms: device timer (RPC)")
         e2e = []
         for _ in range(max(10, repeat // 2)):
             t = time.perf_counter()
@@ -342,6 +361,40 @@ def measure_model(sess, bundle, meta, ceil, args, ref_meta):
         if ceil.get("bandwidth_gbs"):
             row["pct_bw"] = f"{100 * gbs / ceil['bandwidth_gbs']:.2f}"
     return row, mr
+
+
+def wall_clock_samples(model_run, number: int, repeat: int):
+    """The peers' method: per sample, the wall clock of ``number`` back-to-back calls of main
+    (inputs set) between a device sync before and after, in ms per call."""
+    samples = []
+    for _ in range(repeat):
+        model_run.sess.dev.sync()
+        begin = time.perf_counter()
+        for _ in range(number):
+            model_run.vm.invoke_stateful("main")
+        model_run.sess.dev.sync()
+        samples.append((time.perf_counter() - begin) * 1e3 / number)
+    return samples
+
+
+def take_timed_spans(sess):
+    """The spans of the device timers finished since the last call (runtime.opencl.timed_spans),
+    or [] where the runtime has no such function or the device is remote."""
+    take = sess.tvm.get_global_func("runtime.opencl.timed_spans", allow_missing=True)
+    if sess.remote is not None or take is None:
+        return []
+    return [{key: int(value) for key, value in span.items()} for span in take(sess.dev)]
+
+
+def span_columns(span_ms, spans, number: int) -> dict:
+    """The device timer's median span per call and, where every sample reported where its time
+    went, the medians of those parts per call (ms)."""
+    columns = {"device_span_ms": f"{statistics.median(span_ms):.4f}"}
+    if spans and len(spans) == len(span_ms):
+        for part in ("start_delay", "host_enqueue", "drain"):
+            part_ns = statistics.median(span[f"{part}_ns"] for span in spans)
+            columns[f"span_{part}_ms"] = f"{part_ns * 1e-6 / number:.4f}"
+    return columns
 
 
 def trace_calls(mr, calls: int):

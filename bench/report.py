@@ -265,7 +265,7 @@ def plot_networks(plt, ok_rows, rows, docs: pathlib.Path, device: str) -> List[s
         if net in GOALS:
             axes.plot([j - 0.45, j + 0.45], [GOALS[net]] * 2, "k--", lw=1)
     axes.set_xticks(range(len(nets)), nets)
-    axes.set_ylabel("median latency, ms (runtime.timer.opencl)")
+    axes.set_ylabel("median latency, ms")
     axes.set_title(
         f"Networks, batch 1, float32 on {device} (blazeface 128, palm 192, others 224 px)\n"
         "(hatched: wrong result; dashed: goal for (a))",
@@ -374,6 +374,29 @@ def plots(run: Run, docs: pathlib.Path) -> List[str]:
     return made
 
 
+def latency_method(row: Dict[str, str]) -> str:
+    """How the run's median latency was taken: rows with a device span column are timed by the
+    peers' method, earlier ones by ``runtime.timer.opencl``, whose meaning changed twice."""
+    if "device_span_ms" in row:
+        return (
+            "Latency is the median of the peers' method (warm-up excluded): the wall clock of "
+            "back-to-back calls between a device sync before and after, per call; *device span* "
+            "is ``runtime.timer.opencl`` over as many calls (the first timed command's start to "
+            "the end of a closing marker), *start delay*, *host enqueue* and *drain* where that "
+            "span went (``runtime.opencl.timed_spans``: the first command waiting to start, the "
+            "host enqueueing the calls, the device finishing after the last enqueue)"
+        )
+    return (
+        "Latency is the median of ``time_evaluator`` with ``runtime.timer.opencl`` (warm-up "
+        "excluded): up to workspace commit ``b2f2b4b`` that timer was a host clock around two "
+        "queue waits (VM and launch overhead included), later it is device time from profiling "
+        "events: up to the 2026-12-02b run an event on every timed command (on NVIDIA's OpenCL "
+        "an event stretches the run, so on launch-heavy networks that median ran above the "
+        "steady wall), from the 2026-12-02c run an event on the span's first command and on a "
+        "marker that closes it"
+    )
+
+
 def section_header(run: Run) -> List[str]:
     """The page title, how the run was made and measured, and the measured ceilings."""
     first, env = run.first, run.env
@@ -391,13 +414,7 @@ def section_header(run: Run) -> List[str]:
         f"pipeline, dlight rules, buffers), compiled by the patched stack from the same Relax "
         f"graph as (a).  Batch 1, float32, random weights regenerated on the device from a seed; "
         f"weight re-layouts are lifted into ``main_transform_params`` and run once at load.  "
-        f"Latency is the median of ``time_evaluator`` with ``runtime.timer.opencl`` (warm-up "
-        f"excluded): up to workspace commit ``b2f2b4b`` that timer was a host clock around two "
-        f"queue waits (VM and launch overhead included), later it is device time from profiling "
-        f"events: up to the 2026-12-02b run an event on every timed command (on NVIDIA's OpenCL "
-        f"an event stretches the run, so on launch-heavy networks that median ran above the "
-        f"steady wall), from the 2026-12-02c run an event on the span's first command and on a "
-        f"marker that closes it; *e2e* adds the image upload and the output read-back (wall "
+        f"{latency_method(first)}; *e2e* adds the image upload and the output read-back (wall "
         f"clock).  *steady wall* is the wall clock per call of back-to-back calls with no timer "
         f"or trace (what the peers' medians measure); *busy* is the sum of the device times of "
         f"the call's kernels and copies from ``runtime.opencl`` command traces (an event on every "
@@ -416,12 +433,19 @@ def section_header(run: Run) -> List[str]:
     return out
 
 
+SPAN_COLUMNS = ("device_span_ms", "span_start_delay_ms", "span_host_enqueue_ms", "span_drain_ms")
+
+
 def network_cells(row: Dict[str, str]) -> List[str]:
     """One row of the networks' table: the measurements, or the status and the error."""
     cells = [row["model"], CONFIGS.get(row["config"], row["config"]), row["dtype"]]
     if row["status"] != "ok":
-        return cells + [row["status"]] + [""] * 7 + [row["error"][:90], row.get("compile_s", "")]
+        blanks = 7 + sum(k in row for k in SPAN_COLUMNS)
+        return (
+            cells + [row["status"]] + [""] * blanks + [row["error"][:90], row.get("compile_s", "")]
+        )
     cells += [row[k][:6] for k in ("median_ms", "p90_ms", "e2e_median_ms")]
+    cells += [row.get(k, "")[:6] for k in SPAN_COLUMNS if k in row]
     cells += [row.get(k, "")[:6] for k in ("steady_wall_ms", "busy_ms")]
     return cells + [
         row.get("busy_pct", ""),
@@ -438,7 +462,10 @@ def section_networks(run: Run) -> List[str]:
         (r for r in run.rows if r["kind"] == "network"),
         key=lambda r: (r["model"], r["config"], r["dtype"]),
     )
-    header = ["model", "config", "dtype", "median ms", "p90 ms", "e2e ms", "steady wall ms"]
+    header = ["model", "config", "dtype", "median ms", "p90 ms", "e2e ms"]
+    if nets and "device_span_ms" in nets[0]:
+        header += ["device span ms", "start delay ms", "host enqueue ms", "drain ms"]
+    header += ["steady wall ms"]
     header += ["busy ms", "busy %", "GFLOP/s", "% peak", "correct (rel err)", "compile s"]
     return heading("Networks") + [table(header, [network_cells(r) for r in nets])]
 

@@ -28,6 +28,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -46,6 +47,22 @@ struct CommandTrace {
   /*! \brief The kernel name, or what a copy moves (e.g. "copy buffer->image"). */
   std::vector<std::string> labels;
   std::vector<Handle<cl_event>> events;
+};
+
+/*!
+ * \brief Where the time of one finished device-timer span went, from the profiling times of
+ * its two events (opencl_timer.h), in nanoseconds of the device's clock. The four satisfy
+ * start_delay + span = host_enqueue + drain.
+ */
+struct TimedSpan {
+  /*! \brief From enqueueing the first timed command to its start on the device. */
+  int64_t start_delay_ns = 0;
+  /*! \brief The timer's own time: the first command's start to the span's end. */
+  int64_t span_ns = 0;
+  /*! \brief From enqueueing the first timed command to enqueueing the span's end. */
+  int64_t host_enqueue_ns = 0;
+  /*! \brief From enqueueing the span's end to the device finishing it. */
+  int64_t drain_ns = 0;
 };
 
 /*! \brief One selected OpenCL device, with its lazily created context and queue. */
@@ -119,6 +136,12 @@ struct DeviceEntry {
   std::mutex timers_mu;
   std::vector<ProfilingSpan*> timers;
   std::unique_ptr<CommandTrace> trace;
+  /*!
+   * \brief Spans of finished device timers not yet read by runtime.opencl.timed_spans, the
+   * oldest first; guarded by timers_mu, at most kMaxTimedSpans (older ones are dropped).
+   */
+  std::vector<TimedSpan> timed_spans;
+  static constexpr size_t kMaxTimedSpans = 4096;
   /*! \brief Human readable "platform / device" for messages. */
   std::string Describe() const { return platform_name + " / " + device_name; }
 

@@ -23,6 +23,7 @@
 #include "opencl_timer.h"
 
 #include <tvm/ffi/container/array.h>
+#include <tvm/ffi/container/map.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/reflection/registry.h>
 #include <tvm/runtime/timer.h>
@@ -71,6 +72,22 @@ cl_ulong ProfilingTime(cl_event event, cl_profiling_info what, const char* name)
   return t;
 }
 
+/*!
+ * \brief When a finished command was enqueued, or false where the driver gives no time. Where
+ * CL_PROFILING_COMMAND_QUEUED reads zero (Intel's CPU runtime, for markers) the time the driver
+ * took the command (CL_PROFILING_COMMAND_SUBMIT, never earlier) stands in.
+ */
+bool QueuedTime(cl_event event, cl_ulong* t) {
+  for (cl_profiling_info what : {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT}) {
+    *t = 0;
+    if (GetApi().GetEventProfilingInfo(event, what, sizeof(*t), t, nullptr) != CL_SUCCESS) {
+      return false;
+    }
+    if (*t != 0) return true;
+  }
+  return false;
+}
+
 /*! \brief Device time of the commands enqueued on one device between Start and Stop. */
 class OpenCLTimerNode : public TimerNode {
  public:
@@ -106,6 +123,7 @@ class OpenCLTimerNode : public TimerNode {
     cl_ulong start = ProfilingTime(span_.first.get(), CL_PROFILING_COMMAND_START,
                                    "CL_PROFILING_COMMAND_START");
     cl_ulong end = ProfilingTime(end_event, CL_PROFILING_COMMAND_END, "CL_PROFILING_COMMAND_END");
+    KeepTimedSpan(start, end, end_event);
     return end > start ? static_cast<int64_t>(end - start) : 0;
   }
 
@@ -124,6 +142,29 @@ class OpenCLTimerNode : public TimerNode {
     }
     if (span_.first && !span_.every_event) EndWithMarker();
     dev_.RemoveEventListener();
+  }
+
+  // The enqueue times say whether the span waited for the host (host_enqueue close to the span)
+  // or the host for the device (a long drain). They only explain the span, so a driver that
+  // does not report them leaves the span out of runtime.opencl.timed_spans and nothing else.
+  void KeepTimedSpan(cl_ulong start, cl_ulong end, cl_event end_event) {
+    cl_ulong first_queued = 0;
+    cl_ulong end_queued = 0;
+    if (!QueuedTime(span_.first.get(), &first_queued) || !QueuedTime(end_event, &end_queued)) {
+      return;
+    }
+    auto diff = [](cl_ulong later, cl_ulong earlier) {
+      return static_cast<int64_t>(later) - static_cast<int64_t>(earlier);
+    };
+    TimedSpan timed;
+    timed.start_delay_ns = diff(start, first_queued);
+    timed.span_ns = diff(end, start);
+    timed.host_enqueue_ns = diff(end_queued, first_queued);
+    timed.drain_ns = diff(end, end_queued);
+    std::lock_guard<std::mutex> lock(dev_.timers_mu);
+    auto& kept = dev_.timed_spans;
+    if (kept.size() == DeviceEntry::kMaxTimedSpans) kept.erase(kept.begin());
+    kept.push_back(timed);
   }
 
   // Still on the profiling queue (this timer is a listener): the marker ends after every
@@ -192,6 +233,27 @@ ffi::Array<ffi::Array<ffi::Any>> StopCommandTrace(Device dev) {
   return commands;
 }
 
+/*!
+ * \brief The spans of the device timers finished on a device since the last call, oldest
+ * first, each a map of TimedSpan's fields (in ns); reading them forgets them.
+ */
+ffi::Array<ffi::Map<ffi::String, int64_t>> TakeTimedSpans(Device dev) {
+  DeviceEntry& entry = Platforms::Global()->Get(dev.device_id);
+  std::vector<TimedSpan> spans;
+  {
+    std::lock_guard<std::mutex> lock(entry.timers_mu);
+    spans.swap(entry.timed_spans);
+  }
+  ffi::Array<ffi::Map<ffi::String, int64_t>> out;
+  for (const TimedSpan& s : spans) {
+    out.push_back(ffi::Map<ffi::String, int64_t>{{"start_delay_ns", s.start_delay_ns},
+                                                 {"span_ns", s.span_ns},
+                                                 {"host_enqueue_ns", s.host_enqueue_ns},
+                                                 {"drain_ns", s.drain_ns}});
+  }
+  return out;
+}
+
 }  // namespace
 
 TVM_FFI_STATIC_INIT_BLOCK() {
@@ -200,7 +262,8 @@ TVM_FFI_STATIC_INIT_BLOCK() {
       .def("runtime.timer.opencl",
            [](Device dev) -> Timer { return Timer(ffi::make_object<OpenCLTimerNode>(dev)); })
       .def("runtime.opencl.start_command_trace", StartCommandTrace)
-      .def("runtime.opencl.stop_command_trace", StopCommandTrace);
+      .def("runtime.opencl.stop_command_trace", StopCommandTrace)
+      .def("runtime.opencl.timed_spans", TakeTimedSpans);
 }
 
 }  // namespace cl

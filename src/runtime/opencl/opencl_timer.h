@@ -33,6 +33,11 @@
  * a slower run than the untimed one. Where the probe of the profiling queue finds markers
  * untimed, the timer falls back to an event on every command and the end of the latest.
  *
+ * Each finished span also keeps, for runtime.opencl.timed_spans, the enqueue times of its two
+ * events (CL_PROFILING_COMMAND_QUEUED): how long the first command waited to start and how
+ * long the host took to enqueue the span, which tell a span the device spent waiting for the
+ * host from one the host spent waiting for the device, without an event on any other command.
+ *
  * A command trace (runtime.opencl.start_command_trace / stop_command_trace) keeps every event
  * with its label instead: the start and end of each kernel and copy, without the device sync
  * that a per-call profile needs, so the busy time (the sum of the commands) can be set against

@@ -25,6 +25,7 @@ import pytest
 
 import tvm
 import tvm.testing
+import tvm_ffi
 from tvm import relax
 from tvm.script import ir as I
 from tvm.script import relax as R
@@ -382,6 +383,55 @@ def test_device_timer_asks_for_two_events_per_span(dev, generic_exec):
         assert counts["kernel_launches"] % (number * repeat + 1) == 0, counts
         assert counts["events_created"] == 2 * repeat, (number, repeat, counts)
         assert all(t > 0 for t in res.results), res.results
+
+
+HOST_PAUSE_S = 0.02
+
+
+@I.ir_module
+class HostPauseBetweenKernels:
+    @R.function(pure=False)
+    def main(x: R.Tensor((256, 1024), "float32")):
+        doubled = R.add(x, x)
+        paused = R.call_packed("testing.opencl_host_pause", doubled, ty_args=R.Object)
+        after = R.match_cast(paused, R.Tensor((256, 1024), "float32"))
+        return R.multiply(after, x)
+
+
+@pytest.fixture(name="host_pause")
+def fixture_host_pause():
+    def pause(tensor):
+        time.sleep(HOST_PAUSE_S)
+        return tensor
+
+    tvm.register_global_func("testing.opencl_host_pause", pause, override=True)
+    yield
+    tvm_ffi.remove_global_func("testing.opencl_host_pause")
+
+
+def test_timed_spans_show_the_device_waiting_for_the_host(dev, host_pause):
+    """runtime.opencl.timed_spans gives, per finished timer span, the span itself and when its
+    first and closing commands were enqueued: a span whose calls pause on the host between two
+    kernels took that long to enqueue, and ended soon after its closing marker was enqueued."""
+    take_spans = tvm.get_global_func("runtime.opencl.timed_spans")
+    exe = tvm.compile(HostPauseBetweenKernels, target=tvm.target.Target("opencl", host="llvm"))
+    vm = relax.VirtualMachine(exe, dev)
+    x_np = np.random.default_rng(12).random((256, 1024), dtype="float32")
+    x = tvm.runtime.tensor(x_np, dev)
+    np.testing.assert_allclose(vm["main"](x).numpy(), 2 * x_np * x_np, rtol=1e-6)
+    take_spans(dev)  # forget spans of earlier tests
+    number, repeat = 2, 3
+    res = vm.time_evaluator("main", dev, number=number, repeat=repeat, min_repeat_ms=0)(x)
+    spans = [{key: int(value) for key, value in span.items()} for span in take_spans(dev)]
+    assert len(spans) == repeat, spans
+    assert not take_spans(dev), "reading the spans forgets them"
+    for per_call_s, span in zip(res.results, spans):
+        assert abs(span["span_ns"] - per_call_s * number * 1e9) < 1e3, (per_call_s, span)
+        assert span["start_delay_ns"] >= 0 and span["drain_ns"] >= 0, span
+        # Each call paused the host between its kernels, and the device with it.
+        assert span["host_enqueue_ns"] >= number * HOST_PAUSE_S * 1e9, span
+        assert span["span_ns"] >= number * HOST_PAUSE_S * 1e9, span
+        assert span["drain_ns"] < HOST_PAUSE_S * 1e9, span
 
 
 @I.ir_module
