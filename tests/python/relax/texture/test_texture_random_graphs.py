@@ -26,7 +26,9 @@ draw the shape cannot take is skipped. Inputs and weights are fresh per run (``r
 The graph seeds are fixed, so CI runs the same structures every time; to explore, draw more:
 ``TEXTURE_RANDOM_GRAPHS=N`` (default 24) graphs from ``TEXTURE_RANDOM_GRAPHS_BASE`` (default
 0). A failure names its graph seed and operators; replay it with ``-k "graph_<seed>"`` and
-those two variables.
+those two variables. The first ``TEXTURE_RANDOM_GRAPHS_FP16`` (default 12) of them also run in
+float16, the precision Adreno deployments use, on devices with ``cl_khr_fp16`` (the LLVM
+reference stays float32; the float16 tolerance of ``texture_testing.TOLERANCES`` applies).
 
 What draws like these found (on Intel's CPU OpenCL, each fixed in the series with a test of its
 own): two convolutions of one shape in a row shared a PrimFunc of the wrong scopes (patch 0050;
@@ -51,6 +53,7 @@ import texture_testing as tt
 
 GRAPHS = int(os.environ.get("TEXTURE_RANDOM_GRAPHS", "24"))
 GRAPHS_BASE = int(os.environ.get("TEXTURE_RANDOM_GRAPHS_BASE", "0"))
+GRAPHS_FP16 = min(GRAPHS, int(os.environ.get("TEXTURE_RANDOM_GRAPHS_FP16", "12")))
 
 OPERATORS = (
     "conv",
@@ -219,3 +222,14 @@ class RandomGraph:
 )
 def test_random_graph_matches_llvm(graph: RandomGraph, rng):
     tt.check_numerics(graph.build, "float32", rng, name=str(graph))
+
+
+@pytest.mark.requires_opencl
+@pytest.mark.parametrize(
+    "graph",
+    [RandomGraph(seed) for seed in range(GRAPHS_BASE, GRAPHS_BASE + GRAPHS_FP16)],
+    ids=lambda graph: f"graph_{graph.seed}",
+)
+def test_random_graph_in_float16_matches_llvm(graph: RandomGraph, rng):
+    tt.require_device("float16")
+    tt.check_numerics(graph.build, "float16", rng, name=str(graph))
