@@ -18,9 +18,14 @@
 
 Per model and configuration: the median over ``--rounds`` of the wall clock per call of
 ``--calls`` back-to-back calls of ``main`` with one device sync at the end (the method of the
-peers' medians and of ``device_runner``'s ``steady_wall_ms``).  Run it once per setting of
-the runtime's environment (each in a fresh process: the OpenCL queue is made once) and compare
-the rows; ``--label`` names the setting in the CSV.
+peers' medians and of ``device_runner``'s ``steady_wall_ms``).  The rounds interleave: every
+network and configuration is loaded first, then each round times each of them once, in an
+order that rotates from round to round, so that the box's drift over time falls on all of
+them alike.  ``ratio_to_a`` is the median over the rounds of a configuration's time over (a)'s
+of the same model in the same round (1 for (a) itself; empty without an (a) build).
+
+Run it once per setting of the runtime's environment (each in a fresh process: the OpenCL
+queue is made once) and compare the rows; ``--label`` names the setting in the CSV.
 
     python steady_wall.py --bundle B --label default [--only blazeface,palm]
 """
@@ -40,6 +45,37 @@ import device_runner
 import inputs as bench_inputs
 
 
+def load_runs(sess, bundle: pathlib.Path, only: str):
+    """``{(model, config): ModelRun}`` of every compiled build of the bundle that ``only``
+    selects (a comma-separated list of substrings of the model name; empty: all)."""
+    runs = {}
+    for path in sorted((bundle / "meta").glob("*.json")):
+        meta = json.loads(path.read_text())
+        if meta["config"] == "ref" or not meta.get("ok"):
+            continue
+        if only and not any(s in meta["model"] for s in only.split(",")):
+            continue
+        fixed = {}
+        if meta.get("weights_file"):
+            fixed = dict(np.load(bundle / "weights" / meta["weights_file"]))
+        data = bench_inputs.make_inputs(meta["params"], meta["seed"], fixed)
+        run = device_runner.ModelRun(sess, bundle, meta, data)
+        for _ in range(3):
+            run.run()
+        runs[(meta["model"], meta["config"])] = run
+    sess.dev.sync()
+    return runs
+
+
+def time_round(sess, run, calls: int) -> float:
+    """Wall clock per call (ms) of ``calls`` back-to-back calls and one sync."""
+    begin = time.perf_counter()
+    for _ in range(calls):
+        run.run()
+    sess.dev.sync()
+    return (time.perf_counter() - begin) * 1e3 / calls
+
+
 def main() -> int:
     """Print one CSV row per network and configuration of the bundle."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -52,35 +88,24 @@ def main() -> int:
     args = parser.parse_args()
     tvm = device_runner.load_tvm()
     sess = device_runner.Session(tvm, rpc=False)
+    runs = load_runs(sess, args.bundle, args.only)
+    keys = list(runs)
+    times = {key: [] for key in keys}
+    for round_index in range(args.rounds):
+        shift = round_index % max(1, len(keys))
+        for key in keys[shift:] + keys[:shift]:
+            times[key].append(time_round(sess, runs[key], args.calls))
     if args.header:
-        print("label,model,config,steady_wall_ms,min_ms,max_ms")
-    for path in sorted((args.bundle / "meta").glob("*.json")):
-        meta = json.loads(path.read_text())
-        if meta["config"] == "ref" or not meta.get("ok"):
-            continue
-        if args.only and not any(s in meta["model"] for s in args.only.split(",")):
-            continue
-        fixed = {}
-        if meta.get("weights_file"):
-            fixed = dict(np.load(args.bundle / "weights" / meta["weights_file"]))
-        data = bench_inputs.make_inputs(meta["params"], meta["seed"], fixed)
-        run = device_runner.ModelRun(sess, args.bundle, meta, data)
-        for _ in range(3):
-            run.run()
-        sess.dev.sync()
-        per_call = []
-        for _ in range(args.rounds):
-            begin = time.perf_counter()
-            for _ in range(args.calls):
-                run.run()
-            sess.dev.sync()
-            per_call.append((time.perf_counter() - begin) * 1e3 / args.calls)
+        print("label,model,config,steady_wall_ms,min_ms,max_ms,ratio_to_a")
+    for model, config in keys:
+        per_call = times[(model, config)]
+        base = times.get((model, "a"))
+        ratio = f"{statistics.median(t / b for t, b in zip(per_call, base)):.4f}" if base else ""
         print(
-            f"{args.label},{meta['model']},{meta['config']},{statistics.median(per_call):.4f},"
-            f"{min(per_call):.4f},{max(per_call):.4f}",
+            f"{args.label},{model},{config},{statistics.median(per_call):.4f},"
+            f"{min(per_call):.4f},{max(per_call):.4f},{ratio}",
             flush=True,
         )
-        del run
     return 0
 
 
