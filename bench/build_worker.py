@@ -31,6 +31,10 @@ only):
        candidates timed back to back (warm) instead of cold, for networks whose weights and
        activations stay in the device's cache between launches
   w    as a, with the convolutions' blocked weights in textures (``conv_weights_in_textures``)
+  f    as a, each depthwise convolution in one kernel with the 1x1 convolution reading it
+       (``fuse_depthwise_pointwise``)
+  g    as t, with the depthwise and 1x1 convolutions fused as in f (the fused PrimFuncs are
+       not in the database and take the default rules)
   ref  llvm: runs here, writes the reference output samples instead of a library
 
 Weights are parameters; ``main`` gets ``num_input = 1`` and the compile runs the target's own
@@ -45,6 +49,7 @@ Writes <out>/lib/<model>__<config>.so and <out>/meta/<model>__<config>.json.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import pathlib
@@ -68,11 +73,19 @@ import models  # noqa: E402  pylint: disable=wrong-import-position
 SEED = 20261130
 WORKAROUND = "bench-adreno-base-tir"
 #: The configurations compiled for the Adreno texture target.
-TEXTURE_CONFIGS = ("a", "b", "t", "u", "w")
+TEXTURE_CONFIGS = ("a", "b", "f", "g", "t", "u", "w")
 #: Per tuned configuration: the variable naming its database, its default folder in bench/tuning.
 TUNING_DATABASES = {
+    "g": ("BENCH_TUNING_DB", "nvidia-h200"),
     "t": ("BENCH_TUNING_DB", "nvidia-h200"),
     "u": ("BENCH_TUNING_DB_WARM", "nvidia-h200-warm"),
+}
+#: Per configuration compiled inside an opt-in option of the Adreno passes: the option's name
+#: in ``tvm.relax.backend.adreno.transform``.
+COMPILE_OPTIONS = {
+    "f": "fuse_depthwise_pointwise",
+    "g": "fuse_depthwise_pointwise",
+    "w": "conv_weights_in_textures",
 }
 
 
@@ -151,22 +164,23 @@ def tuning_database(config: str = "t"):
 
 
 def compile_one(mod, config: str, lift: bool):
+    """Compile ``mod`` for ``config``: its target, inside its tuning database and its opt-in
+    option where it has them, with ``LiftTransformParams`` when ``lift``."""
     target = target_of(config)
     kwargs = {}
     if config == "b":
         kwargs["tir_pipeline"] = WORKAROUND
     if lift:
         kwargs["relax_pipeline"] = lifted_pipeline(target)
-    if config in TUNING_DATABASES:
-        with tuning_database(config):
-            return tvm.compile(mod, target=target, **kwargs)
-    if config == "w":
-        # pylint: disable-next=import-outside-toplevel
-        from tvm.relax.backend.adreno.transform import conv_weights_in_textures
+    with contextlib.ExitStack() as stack:
+        if config in TUNING_DATABASES:
+            stack.enter_context(tuning_database(config))
+        if config in COMPILE_OPTIONS:
+            # pylint: disable-next=import-outside-toplevel
+            from tvm.relax.backend.adreno import transform as adreno_transform
 
-        with conv_weights_in_textures():
-            return tvm.compile(mod, target=target, **kwargs)
-    return tvm.compile(mod, target=target, **kwargs)
+            stack.enter_context(getattr(adreno_transform, COMPILE_OPTIONS[config])())
+        return tvm.compile(mod, target=target, **kwargs)
 
 
 def build(model: str, config: str, out: pathlib.Path, tiny: bool, lift: bool = True) -> dict:
@@ -264,7 +278,9 @@ def reference(mod, meta, fixed, out: pathlib.Path) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", required=True, choices=["a", "b", "c", "t", "u", "w", "ref"])
+    parser.add_argument(
+        "--config", required=True, choices=["a", "b", "c", "f", "g", "t", "u", "w", "ref"]
+    )
     parser.add_argument("--models", required=True, help="comma-separated; layer:cin,cout,k,s,g,hw")
     parser.add_argument("--out", type=pathlib.Path, required=True)
     parser.add_argument("--tiny", action="store_true")

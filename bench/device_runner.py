@@ -121,6 +121,8 @@ CONFIG_NAMES = {
     "b": "texture (base)",
     "c": "generic OpenCL",
     "t": "texture (patched, tuned)",
+    "f": "texture (patched, depthwise and 1x1 convolutions fused)",
+    "g": "texture (patched, tuned, depthwise and 1x1 convolutions fused)",
     "u": "texture (patched, tuned warm)",
     "w": "texture (patched, conv weights in textures)",
 }

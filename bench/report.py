@@ -39,6 +39,8 @@ CONFIGS = {
     "b": "(b) texture, base",
     "c": "(c) generic OpenCL",
     "t": "(t) texture, patched, tuned",
+    "f": "(f) texture, patched, depthwise and 1x1 convolutions fused",
+    "g": "(g) texture, patched, tuned, depthwise and 1x1 convolutions fused",
     "u": "(u) texture, patched, tuned warm",
     "w": "(w) texture, patched, conv weights in textures",
 }
@@ -573,10 +575,11 @@ def device_timed(profile: List[Dict[str, str]]) -> bool:
 
 
 def latency_goals(run: Run) -> List[List[str]]:
-    """Issue #14's latency target per network, for (a) untuned and (t), (u) tuned."""
+    """Issue #14's latency target per network, for (a) untuned, (t), (u) tuned and the fused
+    (f), (g)."""
     goals = []
     for model, goal in GOALS.items():
-        for cfg in ("a", "t", "u"):
+        for cfg in ("a", "t", "u", "f", "g"):
             row = run.networks.get((model, cfg), {})
             if not row:
                 continue

@@ -75,6 +75,43 @@ def fused_prim_funcs(data, weight, groups=1, epilogue=None, shortcut=None):
     return {gv.name_hint: f for gv, f in mod.functions_items() if isinstance(f, tirx.PrimFunc)}
 
 
+def depthwise_pointwise_prim_func(channels, pixels, out_channels, stride=1, data_scope=None):
+    """The one PrimFunc of a depthwise 3x3 conv (ReLU6) and the 1x1 conv reading it, fused by
+    ``FuseDepthwisePointwise``, its input in ``data_scope`` (as the texture pipeline's call
+    sites give it; None: a buffer)."""
+    # pylint: disable-next=import-outside-toplevel
+    from tvm.relax.backend.adreno.transform import FuseDepthwisePointwise, fuse_depthwise_pointwise
+
+    layouts = dict(data_layout="NCHW4c", kernel_layout="OIHW4o", out_layout="NCHW4c")
+    x = relax.Var("x", relax.TensorType((1, channels // 4, pixels, pixels, 4), "float32"))
+    w_dw = relax.Var("w_dw", relax.TensorType((channels // 4, 1, 3, 3, 4), "float32"))
+    w_pw = relax.Var("w_pw", relax.TensorType((out_channels // 4, channels, 1, 1, 4), "float32"))
+    builder = relax.BlockBuilder()
+    with builder.function("main", [x, w_dw, w_pw]):
+        with builder.dataflow():
+            dw = relax.op.nn.conv2d(x, w_dw, stride, 1, groups=channels, **layouts)
+            act = builder.emit(relax.op.clip(builder.emit(dw), 0, 6))
+            out = builder.emit_output(relax.op.nn.conv2d(act, w_pw, **layouts))
+        builder.emit_func_output(out)
+    with fuse_depthwise_pointwise():
+        mod = tvm.transform.Sequential(
+            [
+                relax.transform.LegalizeOps(
+                    {"relax.nn.conv2d": legalize_adreno.conv2d_NCHWc_OIHWo}
+                ),
+                relax.transform.AnnotateTIROpPattern(),
+                relax.transform.FuseOps(),
+                FuseDepthwisePointwise(),
+                relax.transform.FuseTIR(),
+            ]
+        )(builder.get())
+    (func,) = [f for f in mod.functions.values() if isinstance(f, tirx.PrimFunc)]
+    if data_scope is None:
+        return func
+    data = func.params[0]
+    return func.specialize({data: tirx.decl_buffer(data.shape, data.dtype, "x", scope=data_scope)})
+
+
 def without_schedule_rule(func):
     """``func`` with the ``schedule_rule`` annotation of every block removed: the same
     workload, block names included, without the contract that names its rule."""

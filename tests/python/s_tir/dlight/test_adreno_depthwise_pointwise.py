@@ -1,0 +1,79 @@
+# Licensed to the Apache Software Foundation (ASF) under one
+# or more contributor license agreements.  See the NOTICE file
+# distributed with this work for additional information
+# regarding copyright ownership.  The ASF licenses this file
+# to you under the Apache License, Version 2.0 (the
+# "License"); you may not use this file except in compliance
+# with the License.  You may obtain a copy of the License at
+#
+#   http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing,
+# software distributed under the License is distributed on an
+# "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+# KIND, either express or implied.  See the License for the
+# specific language governing permissions and limitations
+# under the License.
+# pylint: disable=missing-docstring
+"""Tests of dlight.adreno.DepthwisePointwiseConv2d: a depthwise conv and the 1x1 conv reading
+it, fused by FuseDepthwisePointwise, as one kernel."""
+
+import pytest
+
+import tvm
+import tvm.testing
+from tvm.s_tir import dlight as dl
+from tvm.s_tir.dlight.adreno.config import Conv2dConfig
+
+from adreno_schedule_testing import (
+    alloc_scopes,
+    block_names,
+    depthwise_pointwise_prim_func,
+    fused_prim_funcs,
+    only,
+    thread_extents,
+)
+
+TARGET = tvm.target.Target("qcom/adreno-opencl-texture")
+TEXTURE = "global.texture"
+
+
+def _schedule(func, config=None):
+    sch = dl.adreno.DepthwisePointwiseConv2d(config).apply(func, TARGET, False)
+    return None if sch is None else sch.mod["main"]
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_depthwise_result_stays_in_registers(stride):
+    """One loop nest bound to threads; the depthwise result, its input row and weights live in
+    ``local`` buffers, none in ``global``; the padding and ReLU6 blocks are inlined."""
+    func = depthwise_pointwise_prim_func(16, 8, 8, stride=stride, data_scope=TEXTURE)
+    scheduled = _schedule(func)
+    assert scheduled is not None
+    assert set(thread_extents(scheduled)) == {"blockIdx.x", "threadIdx.x"}
+    assert alloc_scopes(scheduled) == {"local"}
+    names = block_names(scheduled)
+    assert not [n for n in names if n.endswith("pad") or n.startswith("compute")], names
+
+
+def test_work_items_cover_the_pointwise_outputs():
+    """The 1x1 conv's tile decides the work items, as for Conv2d without split-K: 2 output
+    channel blocks (8 channels) x 64 pixels, one texel each at so few items."""
+    func = depthwise_pointwise_prim_func(16, 8, 8, data_scope=TEXTURE)
+    scheduled = _schedule(func, Conv2dConfig(split_k=16))
+    assert thread_extents(scheduled) == {"blockIdx.x": 1, "threadIdx.x": 128}
+
+
+def test_depthwise_input_in_a_buffer_is_declined():
+    """Work items past the output's end compute a depthwise result unguarded: only an image
+    read, which clamps, may do that."""
+    assert _schedule(depthwise_pointwise_prim_func(16, 8, 8)) is None
+
+
+def test_single_convolutions_are_declined():
+    assert _schedule(only(fused_prim_funcs((1, 4, 8, 8, 4), (8, 16, 1, 1, 4)))) is None
+    assert _schedule(only(fused_prim_funcs((1, 4, 8, 8, 4), (4, 1, 3, 3, 4), groups=16))) is None
+
+
+if __name__ == "__main__":
+    tvm.testing.main()
