@@ -39,6 +39,7 @@ The batch-from-artifacts path of ``tvm.s_tir.meta_schedule.adreno``:
 """
 
 import argparse
+import contextlib
 import json
 import pathlib
 import shutil
@@ -59,15 +60,35 @@ def cmd_build(args) -> int:
     import tvm  # pylint: disable=import-outside-toplevel
     from tvm.s_tir.meta_schedule import adreno as msa  # pylint: disable=import-outside-toplevel
 
-    import models  # pylint: disable=import-outside-toplevel
-    import run  # pylint: disable=import-outside-toplevel
-
     target = tvm.target.Target("qcom/adreno-opencl-texture", host="llvm")
     tuned = msa.load_database(args.database, strict=True) if args.new_only else None
     configs = _refine_around_best(args.database, target, args.refine) if args.refine else None
     bundle = args.work / "bundle" / "candidates"
     shutil.rmtree(bundle, ignore_errors=True)
     start = time.perf_counter()
+    with contextlib.ExitStack() as stack:
+        if args.fuse_depthwise_pointwise:
+            # pylint: disable-next=import-outside-toplevel
+            from tvm.relax.backend.adreno.transform import fuse_depthwise_pointwise
+
+            stack.enter_context(fuse_depthwise_pointwise())
+        _build_models(args, target, bundle, tuned, configs)
+    manifest = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
+    count = sum(len(task["candidates"]) for task in manifest["tasks"])
+    print(
+        f"[tune build] {len(manifest['tasks'])} workloads, {count} candidates in "
+        f"{time.perf_counter() - start:.1f} s"
+    )
+    return 0
+
+
+def _build_models(args, target, bundle: pathlib.Path, tuned, configs) -> None:
+    """Add the candidates of every workload of ``args.models`` to ``bundle``."""
+    from tvm.s_tir.meta_schedule import adreno as msa  # pylint: disable=import-outside-toplevel
+
+    import models  # pylint: disable=import-outside-toplevel
+    import run  # pylint: disable=import-outside-toplevel
+
     for name in run.model_list(args.models, args.tiny):
         t = time.perf_counter()
         mod, _, _ = models.get(name, tiny=args.tiny)
@@ -87,13 +108,6 @@ def cmd_build(args) -> int:
             f"[{time.perf_counter() - t:.1f} s]",
             flush=True,
         )
-    manifest = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
-    count = sum(len(task["candidates"]) for task in manifest["tasks"])
-    print(
-        f"[tune build] {len(manifest['tasks'])} workloads, {count} candidates in "
-        f"{time.perf_counter() - start:.1f} s"
-    )
-    return 0
 
 
 def _refine_around_best(database: pathlib.Path, target, knobs: str):
@@ -318,6 +332,11 @@ def main() -> int:
     )
     parser.add_argument(
         "--refine", default="", help="build: vary only these knobs around each task's best"
+    )
+    parser.add_argument(
+        "--fuse-depthwise-pointwise",
+        action="store_true",
+        help="build: the workloads of the networks compiled inside fuse_depthwise_pointwise",
     )
     parser.add_argument("--work", type=pathlib.Path, default=REPO / "build" / "tune")
     parser.add_argument("--python", default=sys.executable)

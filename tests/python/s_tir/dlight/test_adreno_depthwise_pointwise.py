@@ -75,5 +75,21 @@ def test_single_convolutions_are_declined():
     assert _schedule(only(fused_prim_funcs((1, 4, 8, 8, 4), (4, 1, 3, 3, 4), groups=16))) is None
 
 
+def test_tuner_searches_the_pointwise_knobs():
+    """MetaSchedule's Adreno space tries the 1x1 rule's knobs on the fused workload: distinct
+    candidates, the rule's default first."""
+    # pylint: disable-next=import-outside-toplevel
+    from tvm.s_tir.meta_schedule import adreno as msa
+
+    rule = dl.adreno.DepthwisePointwiseConv2d()
+    space = msa.knob_space(rule, TARGET)
+    assert space[0] == Conv2dConfig.from_target(TARGET) and len(space) > 1
+    workload = tvm.IRModule({"main": depthwise_pointwise_prim_func(32, 16, 32, data_scope=TEXTURE)})
+    found = msa.candidates(workload, TARGET, [rule], max_candidates=3)
+    assert [c.rule for c in found] == ["DepthwisePointwiseConv2d"] * 3
+    default = _schedule(workload["main"])
+    tvm.ir.assert_structural_equal(found[0].schedule.mod["main"], default)
+
+
 if __name__ == "__main__":
     tvm.testing.main()
