@@ -38,6 +38,7 @@ import argparse
 import csv
 import ctypes
 import datetime
+import functools
 import glob
 import json
 import math
@@ -301,7 +302,8 @@ def measure_model(sess, bundle, meta, ceil, args, ref_meta):
         span_ms = [t * 1e3 for t in res.results]
         row.update(span_columns(span_ms, take_timed_spans(sess), number))
         if sess.remote is None:
-            samples = wall_clock_samples(mr, number, repeat)
+            call = functools.partial(mr.vm.invoke_stateful, "main")
+            samples = [wall_clock_ms(call, dev, number) for _ in range(repeat)]
         else:
             # Over RPC this host's clock would time the network: the device timer stands in.
             samples = span_ms
@@ -365,18 +367,15 @@ def measure_model(sess, bundle, meta, ceil, args, ref_meta):
     return row, mr
 
 
-def wall_clock_samples(model_run, number: int, repeat: int):
-    """The peers' method: per sample, the wall clock of ``number`` back-to-back calls of main
-    (inputs set) between a device sync before and after, in ms per call."""
-    samples = []
-    for _ in range(repeat):
-        model_run.sess.dev.sync()
-        begin = time.perf_counter()
-        for _ in range(number):
-            model_run.vm.invoke_stateful("main")
-        model_run.sess.dev.sync()
-        samples.append((time.perf_counter() - begin) * 1e3 / number)
-    return samples
+def wall_clock_ms(call, dev, calls: int) -> float:
+    """One sample of the peers' method: the wall clock per call (ms) of ``calls`` back-to-back
+    ``call()`` between a sync of ``dev`` before and after."""
+    dev.sync()
+    begin = time.perf_counter()
+    for _ in range(calls):
+        call()
+    dev.sync()
+    return (time.perf_counter() - begin) * 1e3 / calls
 
 
 def take_timed_spans(sess):
@@ -427,20 +426,11 @@ def busy_fraction(mr, calls: int = 20, rounds: int = 7):
     traced ones, and the fraction of the traced wall time the device spends on commands."""
     commands, traced_wall = trace_calls(mr, calls)
     busy = sum(end - start for _, start, end in commands) * 1e-9
-    dev = mr.sess.dev
     # The box's wall clock spreads by up to a third between moments: the median of rounds.
-    walls = []
-    for _ in range(rounds):
-        dev.sync()
-        begin = time.perf_counter()
-        for _ in range(calls):
-            mr.run()
-        dev.sync()
-        walls.append(time.perf_counter() - begin)
-    wall = statistics.median(walls)
+    wall_ms = statistics.median(wall_clock_ms(mr.run, mr.sess.dev, calls) for _ in range(rounds))
     return dict(
         busy_ms=f"{busy * 1e3 / calls:.4f}",
-        steady_wall_ms=f"{wall * 1e3 / calls:.4f}",
+        steady_wall_ms=f"{wall_ms:.4f}",
         traced_wall_ms=f"{traced_wall * 1e3 / calls:.4f}",
         busy_pct=f"{100 * busy / traced_wall:.1f}",
     )

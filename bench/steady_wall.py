@@ -17,8 +17,9 @@
 """Steady-state wall clock of the bundle's networks under one runtime setting (runtime only).
 
 Per model and configuration: the median over ``--rounds`` of the wall clock per call of
-``--calls`` back-to-back calls of ``main`` with one device sync at the end (the method of the
-peers' medians and of ``device_runner``'s ``steady_wall_ms``).  The rounds interleave: every
+``--calls`` back-to-back calls of ``main`` between a device sync before and after
+(``device_runner.wall_clock_ms``, the method of the peers' medians and of ``device_runner``'s
+``median_ms`` and ``steady_wall_ms``).  The rounds interleave: every
 network and configuration is loaded first, then each round times each of them once, in an
 order that rotates from round to round, so that the box's drift over time falls on all of
 them alike.  ``ratio_to_a`` is the median over the rounds of a configuration's time over (a)'s
@@ -37,7 +38,6 @@ import json
 import pathlib
 import statistics
 import sys
-import time
 
 import numpy as np
 
@@ -67,15 +67,6 @@ def load_runs(sess, bundle: pathlib.Path, only: str):
     return runs
 
 
-def time_round(sess, run, calls: int) -> float:
-    """Wall clock per call (ms) of ``calls`` back-to-back calls and one sync."""
-    begin = time.perf_counter()
-    for _ in range(calls):
-        run.run()
-    sess.dev.sync()
-    return (time.perf_counter() - begin) * 1e3 / calls
-
-
 def main() -> int:
     """Print one CSV row per network and configuration of the bundle."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -94,7 +85,7 @@ def main() -> int:
     for round_index in range(args.rounds):
         shift = round_index % max(1, len(keys))
         for key in keys[shift:] + keys[:shift]:
-            times[key].append(time_round(sess, runs[key], args.calls))
+            times[key].append(device_runner.wall_clock_ms(runs[key].run, sess.dev, args.calls))
     if args.header:
         print("label,model,config,steady_wall_ms,min_ms,max_ms,ratio_to_a")
     for model, config in keys:

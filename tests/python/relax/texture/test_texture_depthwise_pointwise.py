@@ -91,26 +91,9 @@ def test_numerics(block, dtype_mode, rng):
 def test_numerics_at_knob_extremes(monkeypatch, rng, pick):
     """The 1x1 rule's knobs (tile, work group, guard) at their smallest, then largest, choice:
     the fused rule schedules the pair and the block computes right."""
-    target = tt.texture_target()
-    limit = int(target.attrs["max_num_threads"])
-    values = {}
-    for name, choices in dl.adreno.Conv2dConfig.choices().items():
-        if name in dl.adreno.Conv2dConfig.THREAD_KNOBS:
-            choices = [v for v in choices if v <= limit]
-        values[name] = pick(choices)
-    config = dl.adreno.Conv2dConfig(**values)
-    monkeypatch.setattr(
-        dl.adreno.Conv2dConfig, "from_target", classmethod(lambda _c, _t, cfg=config: cfg)
-    )
-    taken = []
-    apply = dl.adreno.DepthwisePointwiseConv2d.apply
-
-    def _counting(self, func, tgt, tunable):
-        sch = apply(self, func, tgt, tunable)
-        taken.extend([sch] if sch is not None else [])
-        return sch
-
-    monkeypatch.setattr(dl.adreno.DepthwisePointwiseConv2d, "apply", _counting)
+    config = tt.config_at_extreme(dl.adreno.Conv2dConfig, tt.texture_target(), pick)
+    tt.force_configs(monkeypatch, [config])
+    taken = tt.count_schedules(monkeypatch, [dl.adreno.DepthwisePointwiseConv2d])
     with fuse_depthwise_pointwise():
         tt.check_numerics(BLOCKS["mobilenet_residual"], "float32", rng, name=str(config))
-    assert len(taken) == 1, "the fused rule scheduled no PrimFunc"
+    assert taken == {"DepthwisePointwiseConv2d": 1}, taken

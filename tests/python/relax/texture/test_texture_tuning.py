@@ -470,36 +470,15 @@ _RULES = (
 )
 
 
-def _extreme(config_cls, target, pick):
-    """Every knob of ``config_cls`` at ``pick`` (min or max) of its choices the target takes."""
-    limit = int(target.attrs["max_num_threads"])
-    values = {}
-    for name, choices in config_cls.choices().items():
-        if name in config_cls.THREAD_KNOBS:
-            choices = [v for v in choices if v <= limit]
-        values[name] = pick(choices)
-    return config_cls(**values)
-
-
 @pytest.mark.parametrize("pick", [min, max], ids=["min", "max"])
 def test_rules_at_knob_extremes(monkeypatch, rng, pick):
     """Reduction, VaryingWindowPool2D, LayoutTransform and Fallback with every knob at its
     smallest (then largest) choice: each rule schedules its workloads and the network computes
     right."""
     target = tt.texture_target()
-    forced = {cls: _extreme(cls, target, pick) for cls in _CONFIGS}
-    for cls, config in forced.items():
-        monkeypatch.setattr(cls, "from_target", classmethod(lambda _c, _t, cfg=config: cfg))
-    taken = {}
-    for rule in _RULES:
-
-        def _counting(self, func, tgt, tunable, _orig=rule.apply, _name=rule.__name__):
-            sch = _orig(self, func, tgt, tunable)
-            if sch is not None:
-                taken[_name] = taken.get(_name, 0) + 1
-            return sch
-
-        monkeypatch.setattr(rule, "apply", _counting)
+    forced = {cls: tt.config_at_extreme(cls, target, pick) for cls in _CONFIGS}
+    tt.force_configs(monkeypatch, forced.values())
+    taken = tt.count_schedules(monkeypatch, _RULES)
     mod = tt.build_network(_rules_net, "float32")
     ex = tt.build_texture(mod)
     assert set(taken) == {r.__name__ for r in _RULES}, taken

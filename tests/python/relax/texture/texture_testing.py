@@ -182,6 +182,42 @@ def texture_target() -> tvm.target.Target:
     return tvm.target.Target(TEXTURE_TARGET_TAG, host="llvm")
 
 
+def config_at_extreme(config_cls, target: tvm.target.Target, pick: Callable):
+    """``config_cls`` with every knob at ``pick`` (``min`` or ``max``) of its choices that
+    ``target`` takes (work-group sizes up to its thread limit)."""
+    limit = int(target.attrs["max_num_threads"])
+    values = {}
+    for name, choices in config_cls.choices().items():
+        if name in config_cls.THREAD_KNOBS:
+            choices = [v for v in choices if v <= limit]
+        values[name] = pick(choices)
+    return config_cls(**values)
+
+
+def force_configs(monkeypatch, configs) -> None:
+    """For the rest of the test, each config's class returns it from ``from_target``."""
+    for config in configs:
+        monkeypatch.setattr(
+            type(config), "from_target", classmethod(lambda _cls, _target, cfg=config: cfg)
+        )
+
+
+def count_schedules(monkeypatch, rules) -> Dict[str, int]:
+    """For the rest of the test, how many PrimFuncs each schedule rule class of ``rules``
+    schedules, by class name (filled as they do; a rule that schedules none is absent)."""
+    taken: Dict[str, int] = {}
+    for rule in rules:
+
+        def _counting(self, func, target, tunable, _apply=rule.apply, _name=rule.__name__):
+            sch = _apply(self, func, target, tunable)
+            if sch is not None:
+                taken[_name] = taken.get(_name, 0) + 1
+            return sch
+
+        monkeypatch.setattr(rule, "apply", _counting)
+    return taken
+
+
 _WORKAROUND_TIR_PIPELINE = "texture-tests-adreno-base-workaround"
 
 
