@@ -136,5 +136,21 @@ def test_other_readers_keep_two_kernels(variant):
     tvm.ir.assert_structural_equal(_fuse(before), before)
 
 
+def test_function_without_a_pair_is_unchanged():
+    """The pair in ``main`` fuses; another Relax function of the module stays as it was."""
+    before = _fused()
+    x = relax.Var("x", relax.TensorType((1, 4), "float32"))
+    builder = relax.BlockBuilder()
+    with builder.function("other", [x]):
+        with builder.dataflow():
+            out = builder.emit_output(relax.op.add(x, x))
+        builder.emit_func_output(out)
+    other = builder.get()["other"]
+    before["other"] = other
+    after = _fuse(before)
+    tvm.ir.assert_structural_equal(after["other"], other)
+    assert len(_calls(after["main"])) == 1
+
+
 if __name__ == "__main__":
     tvm.testing.main()

@@ -87,6 +87,20 @@ def _conv_block(func: tirx.PrimFunc) -> Optional[Tuple[str, s_tir.SBlock]]:
     return found[0] if len(found) == 1 else None
 
 
+class _ConvIndex:
+    """The annotated convolution of each PrimFunc of a module, found once per PrimFunc."""
+
+    def __init__(self, mod: tvm.IRModule):
+        self.mod = mod
+        self._found: Dict[tvm.ir.GlobalVar, Optional[Tuple[str, s_tir.SBlock]]] = {}
+
+    def __getitem__(self, gvar: tvm.ir.GlobalVar) -> Optional[Tuple[str, s_tir.SBlock]]:
+        if gvar not in self._found:
+            callee = self.mod[gvar]
+            self._found[gvar] = _conv_block(callee) if isinstance(callee, tirx.PrimFunc) else None
+        return self._found[gvar]
+
+
 def _is_pointwise(block: s_tir.SBlock) -> bool:
     """A ``1x1`` stride-1 ``NCHW4c`` convolution: an ``OIHW4o`` weight of ``1x1`` taps, and the
     output pixel ``(oh, ow)`` reading the input pixel ``(oh, ow)``."""
@@ -126,12 +140,11 @@ class _Group:
     def args(self) -> List[relax.Expr]:
         return list(self.call.args) if self.func is not None else call_tir_args(self.call)
 
-    def conv(self, mod: tvm.IRModule) -> Optional[Tuple[str, s_tir.SBlock, relax.Call]]:
+    def conv(self, index: _ConvIndex) -> Optional[Tuple[str, s_tir.SBlock, relax.Call]]:
         """The group's one convolution: its rule, block and ``call_tir``."""
         convs = []
         for inner in self.inner:
-            callee = mod[inner.args[0]]
-            found = _conv_block(callee) if isinstance(callee, tirx.PrimFunc) else None
+            found = index[inner.args[0]]
             if found is not None:
                 convs.append((*found, inner))
         return convs[0] if len(convs) == 1 else None
@@ -189,10 +202,11 @@ def _merge(mod: tvm.IRModule, depthwise: _Group, pointwise: _Group, data: int) -
 
 
 def _fuse_block(
-    mod: tvm.IRModule, builder: relax.BlockBuilder, block, uses: Dict[relax.Var, int]
+    index: _ConvIndex, builder: relax.BlockBuilder, block, uses: Dict[relax.Var, int]
 ) -> Optional[relax.DataflowBlock]:
     """``block`` with each depthwise group merged into the 1x1 group reading it, or None when
     no pair qualifies."""
+    mod = index.mod
     bound = {b.var: b for b in block.bindings if isinstance(b.value, relax.Call)}
     merged: Dict[relax.Var, relax.Call] = {}
     dropped = set()
@@ -200,7 +214,7 @@ def _fuse_block(
         if not isinstance(binding.value, relax.Call):
             continue
         pointwise = _Group(mod, binding.value)
-        conv = pointwise.conv(mod)
+        conv = pointwise.conv(index)
         if conv is None or conv[0] != CONV2D or not _is_pointwise(conv[1]):
             continue
         data = pointwise.data_param_index(conv[2])
@@ -212,7 +226,7 @@ def _fuse_block(
         if sum(arg.same_as(source) for arg in pointwise.args) != 1:
             continue
         depthwise = _Group(mod, bound[source].value)
-        dw_conv = depthwise.conv(mod)
+        dw_conv = depthwise.conv(index)
         if dw_conv is None or dw_conv[0] != DEPTHWISE_CONV2D:
             continue
         gvar = builder.add_func(_merge(mod, depthwise, pointwise, data), "fused_dw_pw")
@@ -249,6 +263,7 @@ class FuseDepthwisePointwise:  # pylint: disable=too-few-public-methods
         if not _FUSE.get():
             return mod
         builder = relax.BlockBuilder(mod)
+        index = _ConvIndex(mod)
         changed = False
         for gvar, func in mod.functions_items():
             if not isinstance(func, relax.Function) or (func.attrs and "Primitive" in func.attrs):
@@ -260,9 +275,11 @@ class FuseDepthwisePointwise:  # pylint: disable=too-few-public-methods
             for block in func.body.blocks:
                 fused = None
                 if isinstance(block, relax.DataflowBlock):
-                    fused = _fuse_block(mod, builder, block, uses)
+                    fused = _fuse_block(index, builder, block, uses)
                 blocks.append(block if fused is None else fused)
-                changed = changed or fused is not None
+            if all(new.same_as(old) for new, old in zip(blocks, func.body.blocks)):
+                continue
+            changed = True
             body = relax.SeqExpr(blocks, func.body.body)
             builder.update_func(
                 gvar, relax.Function(func.params, body, func.ret_ty, func.is_pure, func.attrs)
