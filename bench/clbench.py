@@ -28,7 +28,7 @@ import os
 import statistics
 import sys
 from pathlib import Path
-from typing import Dict, Optional
+from typing import Dict, List, Optional
 
 # The workspace's one OpenCL enumeration without TVM (tools/adreno_ws/opencl.py); the device
 # bundle carries it beside this file (bench/run.py).
@@ -191,6 +191,12 @@ class OpenCL:
             cl_khr_fp16="cl_khr_fp16" in exts,
             cl_khr_image2d_from_buffer="cl_khr_image2d_from_buffer" in exts,
         )
+
+    def extensions(self) -> List[str]:
+        """The device's extension names."""
+        return opencl.info_string(
+            self.lib.clGetDeviceInfo, self.device, CL_DEVICE_EXTENSIONS
+        ).split()
 
     def buffer(self, nbytes: int):
         err = ctypes.c_int32(0)

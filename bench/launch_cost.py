@@ -24,7 +24,10 @@ Each queue mode runs the same calls:
 - ``profiling``: a profiling queue, commands enqueued without events (the runtime's default);
 - ``profiling+events``: a profiling queue, an event per launch, released at once;
 - ``plain+flush N``: ``clFlush`` after every N launches;
-- ``plain+finish``: ``clFinish`` after every call (one inference at a time).
+- ``plain+finish``: ``clFinish`` after every call (one inference at a time);
+- ``command-buffer``: the call's launches recorded once into a ``cl_khr_command_buffer``
+  (plain queue), each call one ``clEnqueueCommandBufferKHR`` (a row saying ``unsupported``
+  where the device lacks the extension).
 
 Printed per mode and kernel size (CSV): wall clock per launch (us, ``time.perf_counter``
 around the calls and the final ``clFinish``), host enqueue time per launch (the same clock
@@ -44,6 +47,8 @@ import sys
 import time
 
 import clbench
+
+u32, sz, vp = clbench.u32, clbench.sz, clbench.vp
 
 SPIN_SRC = r"""
 __kernel void spin(__global float* out, int iters) {
@@ -69,8 +74,113 @@ def _launcher(ocl, kernel, items):
     return launch
 
 
+CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR = 0x12A9
+CL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE_KHR = 1 << 2
+CL_COMMAND_BUFFER_FLAGS_KHR = 0x1293
+CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR = 1 << 0
+
+
+class CommandBuffer:
+    """A ``cl_khr_command_buffer`` on ``ocl``'s queue, holding ``launches`` launches of
+    ``kernel`` (its arguments as set when recorded)."""
+
+    def __init__(self, ocl, kernel, items, launches):
+        lib = self.lib = ocl.lib
+        lookup = lib.clGetExtensionFunctionAddressForPlatform
+        lookup.restype, lookup.argtypes = vp, [vp, ctypes.c_char_p]
+
+        def entry(name, restype, *argtypes):
+            addr = lookup(ocl.platform, name.encode())
+            if not addr:
+                raise RuntimeError(f"{name} not found")
+            return ctypes.CFUNCTYPE(restype, *argtypes)(addr)
+
+        i32 = ctypes.c_int32
+        create = entry(
+            "clCreateCommandBufferKHR", vp, u32, ctypes.POINTER(vp), vp, ctypes.POINTER(i32)
+        )
+        record = entry(
+            "clCommandNDRangeKernelKHR",
+            i32,
+            vp,
+            vp,
+            vp,
+            vp,
+            u32,
+            vp,
+            ctypes.POINTER(sz),
+            ctypes.POINTER(sz),
+            u32,
+            vp,
+            vp,
+            vp,
+        )
+        finalize = entry("clFinalizeCommandBufferKHR", i32, vp)
+        self._enqueue = entry(
+            "clEnqueueCommandBufferKHR", i32, u32, ctypes.POINTER(vp), vp, u32, vp, vp
+        )
+        self._release = entry("clReleaseCommandBufferKHR", i32, vp)
+        self.queue = vp(ocl.queue)
+        caps = ctypes.c_uint64(0)
+        lib.clGetDeviceInfo(
+            ocl.device, CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR, 8, ctypes.byref(caps), None
+        )
+        # Without simultaneous use a command buffer cannot be enqueued again while a run of it
+        # is pending: each enqueue then waits for the previous run.
+        self.simultaneous = bool(caps.value & CL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE_KHR)
+        props = (ctypes.c_uint64 * 3)(
+            CL_COMMAND_BUFFER_FLAGS_KHR, CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR, 0
+        )
+        err = i32(0)
+        self.handle = create(
+            1, ctypes.byref(self.queue), props if self.simultaneous else None, ctypes.byref(err)
+        )
+        self.pending = vp()
+        if err.value != 0:
+            raise RuntimeError(f"clCreateCommandBufferKHR failed with OpenCL error {err.value}")
+        global_size, local_size = (sz * 1)(items), (sz * 1)(128)
+        for _ in range(launches):
+            code = record(
+                self.handle,
+                None,
+                None,
+                kernel,
+                1,
+                None,
+                global_size,
+                local_size,
+                0,
+                None,
+                None,
+                None,
+            )
+            if code != 0:
+                raise RuntimeError(f"clCommandNDRangeKernelKHR failed with OpenCL error {code}")
+        code = finalize(self.handle)
+        if code != 0:
+            raise RuntimeError(f"clFinalizeCommandBufferKHR failed with OpenCL error {code}")
+
+    def enqueue(self):
+        """One run of the recorded launches."""
+        if self.pending:
+            self.lib.clWaitForEvents(1, ctypes.byref(self.pending))
+            self.lib.clReleaseEvent(self.pending)
+            self.pending = vp()
+        event = None if self.simultaneous else ctypes.byref(self.pending)
+        code = self._enqueue(1, ctypes.byref(self.queue), self.handle, 0, None, event)
+        if code != 0:
+            raise RuntimeError(f"clEnqueueCommandBufferKHR failed with OpenCL error {code}")
+
+    def release(self):
+        """Release the command buffer (and the event of its last run)."""
+        if self.pending:
+            self.lib.clReleaseEvent(self.pending)
+        self._release(self.handle)
+
+
 def run_mode(select, mode, iters, items, launches, calls):
-    """Wall and enqueue time per launch (us) of ``calls`` calls in one queue mode."""
+    """The mode's label, and the wall and enqueue time per launch (us) of ``calls`` calls in
+    that queue mode."""
     profiling = mode.startswith("profiling")
     ocl = clbench.OpenCL(select, clbench.CL_QUEUE_PROFILING_ENABLE if profiling else 0)
     prog = ocl.program(SPIN_SRC)
@@ -84,8 +194,18 @@ def run_mode(select, mode, iters, items, launches, calls):
     flush_every = int(mode.split()[-1]) if "flush" in mode else 0
     with_events = mode == "profiling+events"
     event = clbench.vp()
+    recorded = None
+    if mode == "command-buffer":
+        if "cl_khr_command_buffer" not in ocl.extensions():
+            return mode, "unsupported", "unsupported", ""
+        recorded = CommandBuffer(ocl, kernel, items, launches)
+        if not recorded.simultaneous:
+            mode += " (waits for its previous run)"
 
     def one_call():
+        if recorded is not None:
+            recorded.enqueue()
+            return
         for i in range(launches):
             if with_events:
                 launch(ctypes.byref(event))
@@ -111,8 +231,10 @@ def run_mode(select, mode, iters, items, launches, calls):
     device_us = ""
     if profiling:
         device_us = f"{statistics.median(ocl.run(kernel, items, 128) for _ in range(20)) * 1e6:.2f}"
+    if recorded is not None:
+        recorded.release()
     ocl.lib.clReleaseMemObject(out)
-    return wall * 1e6 / total, enqueue_s * 1e6 / total, device_us
+    return mode, wall * 1e6 / total, enqueue_s * 1e6 / total, device_us
 
 
 def main() -> int:
@@ -132,14 +254,17 @@ def main() -> int:
         "plain+flush 4",
         "plain+flush 16",
         "plain+finish",
+        "command-buffer",
     ]
     print("mode,iters,items,wall_us_per_launch,enqueue_us_per_launch,kernel_device_us")
     for iters in (int(x) for x in args.iters.split(",")):
         for mode in modes:
-            wall, enq, dev = run_mode(
+            label, wall, enq, dev = run_mode(
                 args.select, mode, iters, args.items, args.launches, args.calls
             )
-            print(f"{mode},{iters},{args.items},{wall:.2f},{enq:.2f},{dev}", flush=True)
+            if isinstance(wall, float):
+                wall, enq = f"{wall:.2f}", f"{enq:.2f}"
+            print(f"{label},{iters},{args.items},{wall},{enq},{dev}", flush=True)
     return 0
 
 
