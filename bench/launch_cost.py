@@ -25,6 +25,8 @@ Each queue mode runs the same calls:
 - ``profiling+events``: a profiling queue, an event per launch, released at once;
 - ``plain+flush N``: ``clFlush`` after every N launches;
 - ``plain+finish``: ``clFinish`` after every call (one inference at a time);
+- ``plain+set args``: both kernel arguments set again before every launch (what a launcher
+  that does not remember the arguments of the last launch pays);
 - ``command-buffer``: the call's launches recorded once into a ``cl_khr_command_buffer``
   (plain queue), each call one ``clEnqueueCommandBufferKHR`` (a row saying ``unsupported``
   where the device lacks the extension).
@@ -193,6 +195,7 @@ def run_mode(select, mode, iters, items, launches, calls):
     launch = _launcher(ocl, kernel, items)
     flush_every = int(mode.split()[-1]) if "flush" in mode else 0
     with_events = mode == "profiling+events"
+    set_args = mode == "plain+set args"
     event = clbench.vp()
     recorded = None
     if mode == "command-buffer":
@@ -207,6 +210,9 @@ def run_mode(select, mode, iters, items, launches, calls):
             recorded.enqueue()
             return
         for i in range(launches):
+            if set_args:
+                ocl.lib.clSetKernelArg(kernel, 0, ctypes.sizeof(arg), ctypes.byref(arg))
+                ocl.lib.clSetKernelArg(kernel, 1, 4, ctypes.byref(n))
             if with_events:
                 launch(ctypes.byref(event))
                 ocl.lib.clReleaseEvent(event)
@@ -254,6 +260,7 @@ def main() -> int:
         "plain+flush 4",
         "plain+flush 16",
         "plain+finish",
+        "plain+set args",
         "command-buffer",
     ]
     print("mode,iters,items,wall_us_per_launch,enqueue_us_per_launch,kernel_device_us")
