@@ -22,6 +22,8 @@ two without it, and computes what the float32 LLVM build computes, also with the
 knobs at their extremes.
 """
 
+import dataclasses
+
 import pytest
 
 from tvm import relax
@@ -87,11 +89,26 @@ def test_numerics(block, dtype_mode, rng):
 
 
 @pytest.mark.requires_opencl
+@pytest.mark.parametrize("block", sorted(BLOCKS))
+def test_numerics_with_the_depthwise_result_in_registers(monkeypatch, block, dtype_mode, rng):
+    """With ``share_depthwise`` off each work item computes the depthwise result of its own
+    pixels in registers: every block computes what the LLVM build computes, in every
+    precision (the default, shared, is what ``test_numerics`` runs)."""
+    config = dl.adreno.DepthwisePointwiseConfig.from_target(tt.texture_target())
+    tt.force_configs(monkeypatch, [dataclasses.replace(config, share_depthwise=False)])
+    taken = tt.count_schedules(monkeypatch, [dl.adreno.DepthwisePointwiseConv2d])
+    with fuse_depthwise_pointwise():
+        tt.check_numerics(BLOCKS[block], dtype_mode, rng, name=block)
+    assert taken == {"DepthwisePointwiseConv2d": 1}, taken
+
+
+@pytest.mark.requires_opencl
 @pytest.mark.parametrize("pick", [min, max], ids=["min", "max"])
 def test_numerics_at_knob_extremes(monkeypatch, rng, pick):
-    """The 1x1 rule's knobs (tile, work group, guard) at their smallest, then largest, choice:
-    the fused rule schedules the pair and the block computes right."""
-    config = tt.config_at_extreme(dl.adreno.Conv2dConfig, tt.texture_target(), pick)
+    """The fused rule's knobs (the 1x1 tile, work group, guard; the depthwise result in
+    registers, then shared by the work group) at their smallest, then largest, choice: the
+    fused rule schedules the pair and the block computes right."""
+    config = tt.config_at_extreme(dl.adreno.DepthwisePointwiseConfig, tt.texture_target(), pick)
     tt.force_configs(monkeypatch, [config])
     taken = tt.count_schedules(monkeypatch, [dl.adreno.DepthwisePointwiseConv2d])
     with fuse_depthwise_pointwise():

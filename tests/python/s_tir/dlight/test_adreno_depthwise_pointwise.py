@@ -23,7 +23,7 @@ import pytest
 import tvm
 import tvm.testing
 from tvm.s_tir import dlight as dl
-from tvm.s_tir.dlight.adreno.config import Conv2dConfig
+from tvm.s_tir.dlight.adreno.config import DepthwisePointwiseConfig
 
 from adreno_schedule_testing import (
     alloc_scopes,
@@ -48,7 +48,7 @@ def test_depthwise_result_stays_in_registers(stride):
     """One loop nest bound to threads; the depthwise result, its input row and weights live in
     ``local`` buffers, none in ``global``; the padding and ReLU6 blocks are inlined."""
     func = depthwise_pointwise_prim_func(16, 8, 8, stride=stride, data_scope=TEXTURE)
-    scheduled = _schedule(func)
+    scheduled = _schedule(func, DepthwisePointwiseConfig(share_depthwise=False))
     assert scheduled is not None
     assert set(thread_extents(scheduled)) == {"blockIdx.x", "threadIdx.x"}
     assert alloc_scopes(scheduled) == {"local"}
@@ -60,8 +60,30 @@ def test_work_items_cover_the_pointwise_outputs():
     """The 1x1 conv's tile decides the work items, as for Conv2d without split-K: 2 output
     channel blocks (8 channels) x 64 pixels, one texel each at so few items."""
     func = depthwise_pointwise_prim_func(16, 8, 8, data_scope=TEXTURE)
-    scheduled = _schedule(func, Conv2dConfig(split_k=16))
+    scheduled = _schedule(func, DepthwisePointwiseConfig(split_k=16, share_depthwise=False))
     assert thread_extents(scheduled) == {"blockIdx.x": 1, "threadIdx.x": 128}
+
+
+def test_shared_depthwise_once_per_group():
+    """With ``share_depthwise`` (the default) the depthwise result lives in local memory (``shared``) and a
+    work group holds every output channel tile of its pixels: 64 output channels at one block
+    a tile (the occupancy guard on 256 pixels) are 16 tiles, so 8 pixels of a 16-wide row per
+    group of 128 threads, 32 groups."""
+    func = depthwise_pointwise_prim_func(32, 16, 64, data_scope=TEXTURE)
+    scheduled = _schedule(func)
+    assert alloc_scopes(scheduled) == {"local", "shared"}
+    assert thread_extents(scheduled) == {"blockIdx.x": 32, "threadIdx.x": 128}
+
+
+def test_shared_falls_back_when_tiles_exceed_a_group():
+    """More output channel tiles than a work group has threads: no group can hold them all,
+    and the rule keeps the depthwise result in registers."""
+    func = depthwise_pointwise_prim_func(16, 8, 1024, data_scope=TEXTURE)
+    config = DepthwisePointwiseConfig(share_depthwise=True, threads=64)
+    scheduled = _schedule(func, config)
+    assert alloc_scopes(scheduled) == {"local"}
+    registers = DepthwisePointwiseConfig(threads=64, share_depthwise=False)
+    tvm.ir.assert_structural_equal(scheduled, _schedule(func, registers))
 
 
 def test_depthwise_input_in_a_buffer_is_declined():
@@ -83,7 +105,8 @@ def test_tuner_searches_the_pointwise_knobs():
 
     rule = dl.adreno.DepthwisePointwiseConv2d()
     space = msa.knob_space(rule, TARGET)
-    assert space[0] == Conv2dConfig.from_target(TARGET) and len(space) > 1
+    assert space[0] == DepthwisePointwiseConfig.from_target(TARGET) and len(space) > 1
+    assert {config.share_depthwise for config in space} == {False, True}
     workload = tvm.IRModule({"main": depthwise_pointwise_prim_func(32, 16, 32, data_scope=TEXTURE)})
     found = msa.candidates(workload, TARGET, [rule], max_candidates=3)
     assert [c.rule for c in found] == ["DepthwisePointwiseConv2d"] * 3

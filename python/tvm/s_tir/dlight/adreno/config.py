@@ -253,6 +253,34 @@ class Conv2dConfig(RuleConfig):
 
 
 @dataclasses.dataclass(frozen=True)
+class DepthwisePointwiseConfig(Conv2dConfig):
+    """Knobs of a depthwise convolution and the 1x1 convolution reading it, in one kernel
+    (:class:`~.convolution.DepthwisePointwiseConv2d`): those of the 1x1 convolution, and where
+    the depthwise result of a step of 4 input channels is computed.
+
+    Parameters
+    ----------
+    share_depthwise : bool
+        False: each work item computes the depthwise result of its own pixels in registers,
+        again for every work item along the output channels. True: a work group holds every
+        output channel tile of a few pixels, its threads compute the depthwise result of those
+        pixels once into local memory and all of them read it there.
+    """
+
+    share_depthwise: bool = knob(
+        True,
+        (True, False),
+        "shared where a work group can hold every channel tile (registers otherwise): the "
+        "depthwise result is computed once per pixel instead of once per output channel tile "
+        "(20 times for MobileNetV2's 960 -> 160 block at 2 blocks a tile), for a barrier per "
+        "step. On Intel's CPU OpenCL (wall clock per call of one block, median of 5) a "
+        "MobileNetV2 block of 384 depthwise channels into 96 on 7x7 took 2.2 ms shared, 12.8 "
+        "in registers and 2.3 as two kernels; a 32-channel 5x5 block on 64x64 25.5, 35.4 and "
+        "4.5. No GPU was measured",
+    )
+
+
+@dataclasses.dataclass(frozen=True)
 class GroupConv2dConfig(RuleConfig):
     """Knobs of the depthwise and grouped convolution (:class:`~.group_conv.GroupConv2d`).
 

@@ -47,7 +47,7 @@ from ...dlight.adreno.config import RuleConfig
 #: attribute) is measured under its defaults only.
 RULE_CONFIGS: Dict[type, type] = {
     dla.Conv2d: dla.Conv2dConfig,
-    dla.DepthwisePointwiseConv2d: dla.Conv2dConfig,
+    dla.DepthwisePointwiseConv2d: dla.DepthwisePointwiseConfig,
     dla.GroupConv2d: dla.GroupConv2dConfig,
     dla.Winograd: dla.WinogradConfig,
     dla.Reduction: dla.ReductionConfig,
