@@ -175,7 +175,7 @@ class OpenCL:
         def platform(param):
             return opencl.info_string(self.lib.clGetPlatformInfo, self.platform, param)
 
-        exts = device(CL_DEVICE_EXTENSIONS).split()
+        exts = self.extensions()
         return dict(
             platform=platform(CL_PLATFORM_NAME),
             platform_version=platform(CL_PLATFORM_VERSION),

@@ -65,10 +65,10 @@ def test_work_items_cover_the_pointwise_outputs():
 
 
 def test_shared_depthwise_once_per_group():
-    """With ``share_depthwise`` (the default) the depthwise result lives in local memory (``shared``) and a
-    work group holds every output channel tile of its pixels: 64 output channels at one block
-    a tile (the occupancy guard on 256 pixels) are 16 tiles, so 8 pixels of a 16-wide row per
-    group of 128 threads, 32 groups."""
+    """With ``share_depthwise`` (the default) the depthwise result lives in local memory
+    (``shared``) and a work group holds every output channel tile of its pixels: 64 output
+    channels at one block a tile (the occupancy guard on 256 pixels) are 16 tiles, so 8 pixels
+    of a 16-wide row per group of 128 threads, 32 groups."""
     func = depthwise_pointwise_prim_func(32, 16, 64, data_scope=TEXTURE)
     scheduled = _schedule(func)
     assert alloc_scopes(scheduled) == {"local", "shared"}
