@@ -40,14 +40,14 @@ def fused_prim_funcs(data, weight, groups=1, epilogue=None, shortcut=None):
     """The PrimFuncs of a legalized and fused NCHW4c conv2d (and its epilogue): ``epilogue``
     maps the conv result, ``shortcut`` maps the conv result and the input ``x`` (a residual)."""
     x = relax.Var("x", relax.TensorType(data, "float32"))
-    w = relax.Var("w", relax.TensorType(weight, "float32"))
+    kernel = relax.Var("w", relax.TensorType(weight, "float32"))
     builder = relax.BlockBuilder()
-    with builder.function("main", [x, w]):
+    with builder.function("main", [x, kernel]):
         with builder.dataflow():
             conv = builder.normalize(
                 relax.op.nn.conv2d(
                     x,
-                    w,
+                    kernel,
                     padding=[1, 1],
                     groups=groups,
                     data_layout="NCHW4c",
@@ -82,15 +82,15 @@ def depthwise_pointwise_prim_func(channels, pixels, out_channels, stride=1, data
     # pylint: disable-next=import-outside-toplevel
     from tvm.relax.backend.adreno.transform import FuseDepthwisePointwise, fuse_depthwise_pointwise
 
-    layouts = dict(data_layout="NCHW4c", kernel_layout="OIHW4o", out_layout="NCHW4c")
+    layouts = {"data_layout": "NCHW4c", "kernel_layout": "OIHW4o", "out_layout": "NCHW4c"}
     x = relax.Var("x", relax.TensorType((1, channels // 4, pixels, pixels, 4), "float32"))
     w_dw = relax.Var("w_dw", relax.TensorType((channels // 4, 1, 3, 3, 4), "float32"))
     w_pw = relax.Var("w_pw", relax.TensorType((out_channels // 4, channels, 1, 1, 4), "float32"))
     builder = relax.BlockBuilder()
     with builder.function("main", [x, w_dw, w_pw]):
         with builder.dataflow():
-            dw = relax.op.nn.conv2d(x, w_dw, stride, 1, groups=channels, **layouts)
-            act = builder.emit(relax.op.clip(builder.emit(dw), 0, 6))
+            depthwise = relax.op.nn.conv2d(x, w_dw, stride, 1, groups=channels, **layouts)
+            act = builder.emit(relax.op.clip(builder.emit(depthwise), 0, 6))
             out = builder.emit_output(relax.op.nn.conv2d(act, w_pw, **layouts))
         builder.emit_func_output(out)
     with fuse_depthwise_pointwise():

@@ -15,8 +15,9 @@
 # specific language governing permissions and limitations
 # under the License.
 # pylint: disable=invalid-name,missing-docstring,no-self-argument,not-callable
-"""Tests of dlight.adreno.VaryingWindowPool2D: pooling whose window changes from output to output (adaptive
-pooling that does not divide the input), and the workloads of the other rules it declines."""
+"""Tests of dlight.adreno.VaryingWindowPool2D: pooling whose window changes from output to
+output (adaptive pooling that does not divide the input), and the workloads of the other rules
+it declines."""
 
 import pytest
 
@@ -25,7 +26,7 @@ import tvm.testing
 from tvm import topi
 from tvm.s_tir import dlight as dl
 
-from adreno_schedule_testing import PACKED, prim_func_of, thread_extents, vectorized_extents
+from adreno_schedule_testing import prim_func_of, thread_extents, vectorized_extents
 
 TARGET = tvm.target.Target("qcom/adreno-opencl-texture")
 

@@ -29,7 +29,6 @@ import pytest
 
 import tvm
 import tvm.testing
-import tvm_ffi
 from tvm import relax
 from tvm.relax.backend.adreno.transform.fold_constant_on_host import FoldConstantOnHost
 from tvm.script import ir as I

@@ -15,6 +15,7 @@
 # specific language governing permissions and limitations
 # under the License.
 # pylint: disable=invalid-name,missing-docstring,no-self-argument,not-callable,no-method-argument
+# pylint: disable=unused-variable
 """Tests of HoistStaticAllocations: constant planned memory is allocated once per VM."""
 
 import pytest

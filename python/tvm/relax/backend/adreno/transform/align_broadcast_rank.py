@@ -49,7 +49,7 @@ from .utils import ACTIVATION_RANK, BINARY_BROADCAST_OPS, conv2d_channel_axis
 
 
 @relax.expr_functor.mutator
-class _RankAligner(relax.PyExprMutator):
+class _RankAligner(relax.PyExprMutator):  # pylint: disable=abstract-method
     ops = tuple(Op.get(name) for name in BINARY_BROADCAST_OPS)
     conv_op = Op.get("relax.nn.conv2d")
     astype_op = Op.get("relax.astype")

@@ -49,7 +49,7 @@ def physical_device_indices(mod: tvm.IRModule) -> dict:
 
 
 @relax.expr_functor.mutator
-class _StorageDeviceRewriter(relax.PyExprMutator):
+class _StorageDeviceRewriter(relax.PyExprMutator):  # pylint: disable=abstract-method
     def __init__(self, mod: tvm.IRModule, mapping: dict):
         super().__init__(mod)
         self._mapping = mapping

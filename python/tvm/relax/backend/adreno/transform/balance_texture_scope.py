@@ -132,7 +132,7 @@ def _is_texture_scope(scope: str) -> bool:
 
 
 @relax.expr_functor.mutator
-class _ScopeRewriter(relax.PyExprMutator):
+class _ScopeRewriter(relax.PyExprMutator):  # pylint: disable=abstract-method
     """Re-choose the texture scope of every call_tir result and to_vdevice target."""
 
     def __init__(self, mod: tvm.IRModule, target: tvm.target.Target, limits: TextureLimits):

@@ -35,7 +35,7 @@ from tvm.ir import Op
 
 
 @relax.expr_functor.mutator
-class _PReLUDecomposer(relax.PyExprMutator):
+class _PReLUDecomposer(relax.PyExprMutator):  # pylint: disable=abstract-method
     prelu_op = Op.get("relax.nn.prelu")
 
     def visit_call_(self, call: relax.Call) -> relax.Expr:  # pylint: disable=arguments-renamed

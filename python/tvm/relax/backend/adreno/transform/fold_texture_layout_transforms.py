@@ -108,7 +108,7 @@ def _lane_axes(into: tirx.IndexMap) -> List[int]:
 
 
 @relax.expr_functor.mutator
-class _LayoutFolder(relax.PyExprMutator):
+class _LayoutFolder(relax.PyExprMutator):  # pylint: disable=abstract-method
     layout_op = Op.get("relax.layout_transform")
     permute_op = Op.get("relax.permute_dims")
     pad_op = Op.get("relax.nn.pad")

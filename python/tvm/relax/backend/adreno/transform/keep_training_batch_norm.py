@@ -36,7 +36,7 @@ from tvm.ir import Op
 
 
 @relax.expr_functor.mutator
-class _TrainingBatchNormRewriter(relax.PyExprMutator):
+class _TrainingBatchNormRewriter(relax.PyExprMutator):  # pylint: disable=abstract-method
     batch_norm_op = Op.get("relax.nn.batch_norm")
 
     def visit_call_(self, call: relax.Call) -> relax.Expr:  # pylint: disable=arguments-renamed

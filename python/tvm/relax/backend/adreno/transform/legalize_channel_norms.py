@@ -65,7 +65,7 @@ def _parameter_axes(call: relax.Call, ndim: int) -> List[int]:
 
 
 @relax.expr_functor.mutator
-class _ChannelNormLegalizer(relax.PyExprMutator):
+class _ChannelNormLegalizer(relax.PyExprMutator):  # pylint: disable=abstract-method
     norm_ops = [Op.get(name) for name in _NORM_OPS]
 
     def visit_call_(self, call: relax.Call) -> relax.Expr:  # pylint: disable=arguments-renamed

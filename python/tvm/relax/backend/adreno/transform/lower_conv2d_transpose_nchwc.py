@@ -40,7 +40,7 @@ from .utils import rewrite_relax_functions
 
 
 @relax.expr_functor.mutator
-class _TransposeLowering(relax.PyExprMutator):
+class _TransposeLowering(relax.PyExprMutator):  # pylint: disable=abstract-method
     transpose_op = Op.get("relax.nn.conv2d_transpose")
 
     def visit_call_(self, call: relax.Call) -> relax.Expr:  # pylint: disable=arguments-renamed

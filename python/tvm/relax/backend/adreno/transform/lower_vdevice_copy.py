@@ -57,7 +57,7 @@ def _vdevice_index(vdevices, vdev) -> Optional[int]:
 
 
 @relax.expr_functor.mutator
-class _VDeviceCopyRewriter(relax.PyExprMutator):
+class _VDeviceCopyRewriter(relax.PyExprMutator):  # pylint: disable=abstract-method
     def __init__(self, mod: tvm.IRModule):
         super().__init__(mod)
         self._vdevices = list(mod.global_infos.get("vdevice", []))

@@ -126,7 +126,7 @@ def _packed_channel_arg_reduce(x, channels: int, keepdims: bool, select_max: boo
 
 
 @relax.expr_functor.mutator
-class _ChannelArgReducePacker(relax.PyExprMutator):
+class _ChannelArgReducePacker(relax.PyExprMutator):  # pylint: disable=abstract-method
     """Rewrite argmax/argmin over the channels of an unpacked NCHW4c tensor."""
 
     def visit_call_(self, call: relax.Call) -> relax.Expr:  # pylint: disable=arguments-renamed

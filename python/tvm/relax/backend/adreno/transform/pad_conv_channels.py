@@ -75,7 +75,7 @@ def _channel_axes(data_layout: str, kernel_layout: str, out_layout: str):
 
 
 @relax.expr_functor.mutator
-class _ConvChannelPadder(relax.PyExprMutator):
+class _ConvChannelPadder(relax.PyExprMutator):  # pylint: disable=abstract-method
     """Pad the channels of conv2d calls whose channel counts are not multiples of 4."""
 
     conv2d_op = Op.get("relax.nn.conv2d")

@@ -217,7 +217,7 @@ def _plan_function(
 
 
 @relax.expr_functor.mutator
-class _TextureStorageRewriter(relax.PyExprMutator):
+class _TextureStorageRewriter(relax.PyExprMutator):  # pylint: disable=abstract-method
     """Allocate each planned texture tensor from its image storage."""
 
     def __init__(self, mod: tvm.IRModule, plan: Dict[relax.Var, _Storage]):

@@ -62,7 +62,7 @@ def _same_element_count(in_ty, out_ty) -> bool:
 
 
 @relax.expr_functor.mutator
-class _ReshapeRewriter(relax.PyExprMutator):
+class _ReshapeRewriter(relax.PyExprMutator):  # pylint: disable=abstract-method
     """Replace call_tir of buffer-to-buffer reshape PrimFuncs by R.reshape."""
 
     def __init__(self, mod: tvm.IRModule):

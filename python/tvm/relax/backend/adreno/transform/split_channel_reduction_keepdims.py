@@ -65,7 +65,7 @@ def _reduced_axes(call: relax.Call, ndim: int) -> List[int]:
 
 
 @relax.expr_functor.mutator
-class _ChannelKeepdimsRewriter(relax.PyExprMutator):
+class _ChannelKeepdimsRewriter(relax.PyExprMutator):  # pylint: disable=abstract-method
     """Rewrite keepdims channel reductions of 4-D tensors into reduce + expand_dims."""
 
     def visit_call_(self, call: relax.Call) -> relax.Expr:  # pylint: disable=arguments-renamed
