@@ -88,6 +88,16 @@ def test_numerics(block, dtype_mode, rng):
         tt.check_numerics(BLOCKS[block], dtype_mode, rng, name=block)
 
 
+def _check_fused_under(monkeypatch, config, block, dtype_mode, rng, name):
+    """Compile ``block`` inside ``fuse_depthwise_pointwise`` with ``config`` as its class's
+    knobs: the fused rule schedules the pair once and the result equals LLVM's."""
+    tt.force_configs(monkeypatch, [config])
+    taken = tt.count_schedules(monkeypatch, [dl.adreno.DepthwisePointwiseConv2d])
+    with fuse_depthwise_pointwise():
+        tt.check_numerics(BLOCKS[block], dtype_mode, rng, name=name)
+    assert taken == {"DepthwisePointwiseConv2d": 1}, taken
+
+
 @pytest.mark.requires_opencl
 @pytest.mark.parametrize("block", sorted(BLOCKS))
 def test_numerics_with_the_depthwise_result_in_registers(monkeypatch, block, dtype_mode, rng):
@@ -95,11 +105,8 @@ def test_numerics_with_the_depthwise_result_in_registers(monkeypatch, block, dty
     pixels in registers: every block computes what the LLVM build computes, in every
     precision (the default, shared, is what ``test_numerics`` runs)."""
     config = dl.adreno.DepthwisePointwiseConfig.from_target(tt.texture_target())
-    tt.force_configs(monkeypatch, [dataclasses.replace(config, share_depthwise=False)])
-    taken = tt.count_schedules(monkeypatch, [dl.adreno.DepthwisePointwiseConv2d])
-    with fuse_depthwise_pointwise():
-        tt.check_numerics(BLOCKS[block], dtype_mode, rng, name=block)
-    assert taken == {"DepthwisePointwiseConv2d": 1}, taken
+    registers = dataclasses.replace(config, share_depthwise=False)
+    _check_fused_under(monkeypatch, registers, block, dtype_mode, rng, name=block)
 
 
 @pytest.mark.requires_opencl
@@ -109,8 +116,4 @@ def test_numerics_at_knob_extremes(monkeypatch, rng, pick):
     registers, then shared by the work group) at their smallest, then largest, choice: the
     fused rule schedules the pair and the block computes right."""
     config = tt.config_at_extreme(dl.adreno.DepthwisePointwiseConfig, tt.texture_target(), pick)
-    tt.force_configs(monkeypatch, [config])
-    taken = tt.count_schedules(monkeypatch, [dl.adreno.DepthwisePointwiseConv2d])
-    with fuse_depthwise_pointwise():
-        tt.check_numerics(BLOCKS["mobilenet_residual"], "float32", rng, name=str(config))
-    assert taken == {"DepthwisePointwiseConv2d": 1}, taken
+    _check_fused_under(monkeypatch, config, "mobilenet_residual", "float32", rng, name=str(config))

@@ -276,7 +276,9 @@ class DepthwisePointwiseConfig(Conv2dConfig):
         "step. On Intel's CPU OpenCL (wall clock per call of one block, median of 5) a "
         "MobileNetV2 block of 384 depthwise channels into 96 on 7x7 took 2.2 ms shared, 12.8 "
         "in registers and 2.3 as two kernels; a 32-channel 5x5 block on 64x64 25.5, 35.4 and "
-        "4.5. No GPU was measured",
+        "4.5. On an NVIDIA H200 (each candidate alone, cold) registers won 30 of the 35 fused "
+        "workloads of MobileNetV2, BlazeFace and palm detection, by up to 36%: the tuner "
+        "decides per workload",
     )
 
 
