@@ -115,6 +115,19 @@ def test_kernel_window_is_unrolled_only_when_the_config_asks(config):
     assert thread_extents(unrolled) == thread_extents(rolled)
 
 
+@pytest.mark.parametrize("config", [UNSPLIT, Conv2dConfig(split_k=16, split_k_waves=16)])
+def test_kernel_window_past_the_unroll_limit_stays_rolled(config):
+    """An unrolled step of a 3x3 window, 4 input channels and a tile of 2 blocks x 1 column
+    holds 72 multiply-adds: unrolled under a limit of 72, rolled under 71."""
+    func = only(fused_prim_funcs((1, 64, 7, 7, 4), (64, 256, 3, 3, 4)))
+    tile = dict(channel_blocks=2, columns=1, occupancy_waves=(), unroll_window=True)
+    within = _schedule(func, dataclasses.replace(config, **tile, unroll_window_limit=72))
+    past = _schedule(func, dataclasses.replace(config, **tile, unroll_window_limit=71))
+    assert _unrolled_kernel_loops(within) == ["kh", "kw"]
+    assert _unrolled_kernel_loops(past) == []
+    assert thread_extents(past) == thread_extents(within)
+
+
 def test_range_smaller_than_a_work_group_gets_a_group_of_its_size():
     func = _schedule(only(fused_prim_funcs((1, 4, 2, 2, 4), (2, 16, 3, 3, 4))), UNSPLIT)
     assert thread_extents(func) == {"blockIdx.x": 1, "threadIdx.x": 8}

@@ -169,6 +169,9 @@ class Conv2dConfig(RuleConfig):
     unroll_window : bool
         Unroll the loops over the kernel's rows and columns, so that the reads of all its taps
         can be issued before their multiply-adds.
+    unroll_window_limit : int
+        Most float4 multiply-adds an unrolled step may hold (taps x 4 input channels x the
+        tile): a larger window stays rolled whatever ``unroll_window`` says.
     """
 
     THREAD_KNOBS: ClassVar[Tuple[str, ...]] = ("threads",)
@@ -249,6 +252,18 @@ class Conv2dConfig(RuleConfig):
         "kept rolled: unrolled alone it was 23% slower on the 64-channel 3x3 layer of the H200 "
         "and faster only with a larger tile than the guard gives at one image (above), which "
         "the tuner finds per workload",
+    )
+    # Building single candidates of the layer sweep (bench/tune.py build --models layers) on
+    # PoCL 3.1, first call, s: rolled 1.6; unrolled steps of 576 (3x3, 4 blocks x 4 columns),
+    # 1152 (3x3, 8 x 4) and 1568 (7x7 stem, 2 x 4) multiply-adds 37, 35 and 38; 6272 (7x7
+    # stem, 8 x 4; 38033 lines of OpenCL C) had not built after 5 minutes. A tuning round on
+    # an H100 (driver 580) spent its whole 570 s on the 7x7 stem's 48 candidates.
+    unroll_window_limit: int = knob(
+        1568,
+        (1568,),
+        "the largest unrolled step measured to build in under a minute (above), which admits "
+        "every 3x3 tile of the space; a larger window stays rolled. A bound on the other "
+        "knobs, not a search knob",
     )
 
 
