@@ -20,6 +20,8 @@ The batch-from-artifacts path of ``tvm.s_tir.meta_schedule.adreno``:
 
   python bench/tune.py build [--models resnet50,mobilenetv2,...] [--max-candidates N]
         compile every candidate schedule of every workload (build/tune/bundle/candidates);
+        a workload's walk of its space ends after --max-misses (256) combinations in a row
+        that gave no new schedule;
         with --new-only, only the workloads the database (--database) does not hold yet;
         with --refine KNOB,..., only the default and the neighbours of each task's best in
         the database's summary.json that differ from it in those knobs (knobs added later)
@@ -102,6 +104,7 @@ def _build_models(args, target, bundle: pathlib.Path, tuned, configs) -> None:
             log=print,
             tuned=tuned,
             configs=configs,
+            max_misses=args.max_misses or None,
         )
         print(
             f"[tune build] {name}: {len(manifest['tasks'])} tasks in the bundle so far "
@@ -327,6 +330,13 @@ def main() -> int:
     parser.add_argument("--models", default=DEFAULT_MODELS)
     parser.add_argument("--tiny", action="store_true")
     parser.add_argument("--max-candidates", type=int, default=None)
+    parser.add_argument(
+        "--max-misses",
+        type=int,
+        default=256,
+        help="build: end a workload's walk of its space after this many knob combinations in a "
+        "row gave no new schedule (0: walk it all)",
+    )
     parser.add_argument(
         "--new-only", action="store_true", help="build: leave out what --database holds"
     )

@@ -120,7 +120,7 @@ def test_kernel_window_past_the_unroll_limit_stays_rolled(config):
     """An unrolled step of a 3x3 window, 4 input channels and a tile of 2 blocks x 1 column
     holds 72 multiply-adds: unrolled under a limit of 72, rolled under 71."""
     func = only(fused_prim_funcs((1, 64, 7, 7, 4), (64, 256, 3, 3, 4)))
-    tile = dict(channel_blocks=2, columns=1, occupancy_waves=(), unroll_window=True)
+    tile = {"channel_blocks": 2, "columns": 1, "occupancy_waves": (), "unroll_window": True}
     within = _schedule(func, dataclasses.replace(config, **tile, unroll_window_limit=72))
     past = _schedule(func, dataclasses.replace(config, **tile, unroll_window_limit=71))
     assert _unrolled_kernel_loops(within) == ["kh", "kw"]

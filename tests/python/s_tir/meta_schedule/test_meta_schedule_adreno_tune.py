@@ -51,6 +51,7 @@ from tvm.script import relax as R
 
 database_module = importlib.import_module("tvm.s_tir.meta_schedule.adreno.database")
 device_measure = importlib.import_module("tvm.s_tir.meta_schedule.adreno.device_measure")
+space_module = importlib.import_module("tvm.s_tir.meta_schedule.adreno.space")
 
 requires_opencl_device = pytest.mark.skipif(
     not tvm.opencl(0).exist, reason="no OpenCL device on this machine"
@@ -159,6 +160,33 @@ def test_seeded_draw_is_reproducible():
     first = msa.candidates(workload, target, rules, max_candidates=2, seed=7)
     again = msa.candidates(workload, target, rules, max_candidates=2, seed=7)
     assert [c.config for c in first] == [c.config for c in again]
+
+
+def test_walk_stops_after_a_run_of_misses(monkeypatch):
+    """With ``max_misses`` the walk of the space ends after that many combinations in a row
+    gave no new schedule: its candidates are the first ones of the whole walk, fewer of them,
+    and fewer combinations were scheduled. (120 combinations spread over the conv's space
+    stand for the whole, which takes minutes to walk.)"""
+    target = texture_target()
+    rules = msa.schedule_rules(target)
+    workload = conv_workload(target)
+    conv_rule = next(rule for rule in rules if isinstance(rule, dl.adreno.Conv2d))
+    first = msa.knob_space(conv_rule, target)[::50][:120]
+    scheduled = []
+    schedule_one = space_module._schedule_one
+
+    def counting(rule, func, target):
+        scheduled.append(getattr(rule, "config", None))
+        return schedule_one(rule, func, target)
+
+    monkeypatch.setattr(space_module, "_schedule_one", counting)
+    whole = msa.candidates(workload, target, rules, configs=lambda _rule: first)
+    walked = len(scheduled)
+    scheduled.clear()
+    cut = msa.candidates(workload, target, rules, configs=lambda _rule: first, max_misses=4)
+    assert 1 < len(cut) < len(whole)
+    assert [c.config for c in cut] == [c.config for c in whole[: len(cut)]]
+    assert len(scheduled) < walked
 
 
 def test_knob_space_and_workloads_no_rule_takes():

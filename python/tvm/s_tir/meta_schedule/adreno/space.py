@@ -145,6 +145,7 @@ def candidates(
     max_candidates: Optional[int] = None,
     seed: int = 0,
     configs: Optional[Callable[[Any], Optional[Sequence[RuleConfig]]]] = None,
+    max_misses: Optional[int] = None,
 ) -> List[Candidate]:
     """The distinct schedules of the workload ``mod`` (one PrimFunc ``main``).
 
@@ -165,6 +166,12 @@ def candidates(
         Given the rule that takes the workload, the configs to try instead of its whole knob
         space (the rule's default is still tried first); None from it, or no callable: the
         whole space.
+    max_misses : Optional[int]
+        Stop after this many knob combinations in a row gave no new schedule (a duplicate, or
+        a combination the workload cannot take). Most combinations of a large space can
+        collapse into a few schedules of one workload (a 1x1 conv ignores the kernel-window
+        knobs, the occupancy guard merges tiles), and walking all of them costs a schedule
+        each (None: walk the whole space).
 
     Returns
     -------
@@ -187,18 +194,21 @@ def candidates(
             rest = space[1:]
             random.Random(seed).shuffle(rest)
             space = space[:1] + rest
+        misses = 0
         for config in space:
             if max_candidates is not None and len(found) >= max_candidates:
+                break
+            if max_misses is not None and misses >= max_misses:
                 break
             try:
                 sch = _schedule_one(_with_config(rule, config), func, target)
             except (s_tir.ScheduleError, tvm_ffi.Error, ValueError):
                 sch = None  # a combination this workload cannot take (a split that fails)
-            if sch is None:
+            key = None if sch is None else tvm_ffi.structural_hash(sch.mod)
+            if key is None or key in seen:
+                misses += 1
                 continue
-            key = tvm_ffi.structural_hash(sch.mod)
-            if key in seen:
-                continue
+            misses = 0
             seen.add(key)
             found.append(Candidate(type(rule).__name__, config, sch))
         return found

@@ -159,6 +159,7 @@ def build_candidates(
     log: Callable[[str], None] = print,
     tuned: Optional[Any] = None,
     configs: Optional[Callable[[str, Any], Optional[Sequence[RuleConfig]]]] = None,
+    max_misses: Optional[int] = None,
 ) -> Dict[str, Any]:
     """Compile every candidate schedule of every workload of ``mod`` into a bundle.
 
@@ -185,6 +186,9 @@ def build_candidates(
         Given a task's name (``name/task``) and the rule that takes it, the configs to try
         instead of the rule's whole space (:func:`~.space.refine` narrows one); the default
         is still tried first, and a task with no other config is left out.
+    max_misses : Optional[int]
+        Stop a workload's walk of its space after this many knob combinations in a row gave no
+        new schedule (:func:`~.space.candidates`; None: walk the whole space).
 
     Returns
     -------
@@ -216,6 +220,7 @@ def build_candidates(
             configs=(
                 (lambda rule, task_name=task_name: configs(task_name, rule)) if configs else None
             ),
+            max_misses=max_misses,
         )
         if len(cands) < 2:
             continue  # nothing to choose: the default is used without a record
