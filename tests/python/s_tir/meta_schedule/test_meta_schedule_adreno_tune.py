@@ -385,7 +385,7 @@ def test_candidate_that_does_not_compile_is_left_out(tmp_path, monkeypatch):
     assert others and all(len(task["candidates"]) == 2 for task in others)
 
 
-def test_task_whose_default_does_not_compile_is_left_out(tmp_path, monkeypatch):
+def test_task_with_an_uncompilable_default_left_out(tmp_path, monkeypatch):
     """Without its default schedule a task has nothing to fall back on: it is not bundled
     (the next task takes its index, and here fails the same way)."""
     manifest, lines = _build_with_broken(tmp_path, monkeypatch, {"t0000_c000"})
@@ -448,7 +448,7 @@ def test_summary_keeps_the_fastest_round(tmp_path, bundle):
     assert saved == faster
 
 
-def test_workloads_a_database_holds_are_not_built_again(tmp_path, bundle):
+def test_workloads_the_database_holds_are_skipped(tmp_path, bundle):
     """With ``tuned``, a second build leaves out the workloads the database holds: only the
     task that was not timed is built again, with its candidates."""
     folder, manifest = bundle
