@@ -171,7 +171,7 @@ def test_walk_stops_after_a_run_of_misses(monkeypatch):
     rules = msa.schedule_rules(target)
     workload = conv_workload(target)
     conv_rule = next(rule for rule in rules if isinstance(rule, dl.adreno.Conv2d))
-    first = msa.knob_space(conv_rule, target)[::50][:120]
+    spread = msa.knob_space(conv_rule, target)[::50][:120]
     scheduled = []
     schedule_one = space_module._schedule_one
 
@@ -180,13 +180,36 @@ def test_walk_stops_after_a_run_of_misses(monkeypatch):
         return schedule_one(rule, func, target)
 
     monkeypatch.setattr(space_module, "_schedule_one", counting)
-    whole = msa.candidates(workload, target, rules, configs=lambda _rule: first)
+    whole = msa.candidates(workload, target, rules, configs=lambda _rule: spread)
     walked = len(scheduled)
     scheduled.clear()
-    cut = msa.candidates(workload, target, rules, configs=lambda _rule: first, max_misses=4)
+    cut = msa.candidates(workload, target, rules, configs=lambda _rule: spread, max_misses=4)
     assert 1 < len(cut) < len(whole)
     assert [c.config for c in cut] == [c.config for c in whole[: len(cut)]]
     assert len(scheduled) < walked
+
+
+def test_space_generator_ends_walks_after_misses(monkeypatch):
+    """The ScheduleFn hands ``max_misses`` to the walk: its designs are the candidates of a
+    walk cut short the same way."""
+    target = texture_target()
+    rules = msa.schedule_rules(target)
+    workload = conv_workload(target)
+    walks = []
+    walk = space_module.candidates
+
+    def recording(*args, **kwargs):
+        walks.append(kwargs.get("max_misses"))
+        return walk(*args, **kwargs)
+
+    monkeypatch.setattr(space_module, "candidates", recording)
+    generator = msa.space_generator(target, rules, max_candidates=8, max_misses=4)
+    designs = generator.generate_design_space(workload)
+    assert walks == [4]
+    expected = walk(workload, target, rules, max_candidates=8, max_misses=4)
+    assert len(designs) == len(expected) >= 1
+    for design, cand in zip(designs, expected):
+        tvm.ir.assert_structural_equal(design.mod, cand.schedule.mod)
 
 
 def test_knob_space_and_workloads_no_rule_takes():

@@ -215,7 +215,12 @@ def candidates(
     return []
 
 
-def space_generator(target: Target, rules: Sequence[Any], max_candidates: Optional[int] = None):
+def space_generator(
+    target: Target,
+    rules: Sequence[Any],
+    max_candidates: Optional[int] = None,
+    max_misses: Optional[int] = None,
+):
     """The enumerated space as a MetaSchedule ``ScheduleFn`` (for ``ms.tune_tasks``).
 
     Parameters
@@ -226,6 +231,8 @@ def space_generator(target: Target, rules: Sequence[Any], max_candidates: Option
         The dlight rules in the pipeline's order.
     max_candidates : Optional[int]
         As in :func:`candidates`.
+    max_misses : Optional[int]
+        As in :func:`candidates`.
 
     Returns
     -------
@@ -235,6 +242,7 @@ def space_generator(target: Target, rules: Sequence[Any], max_candidates: Option
     from ..space_generator import ScheduleFn  # pylint: disable=import-outside-toplevel
 
     def _spaces(sch: s_tir.Schedule) -> List[s_tir.Schedule]:
-        return [c.schedule for c in candidates(sch.mod, target, rules, max_candidates)]
+        found = candidates(sch.mod, target, rules, max_candidates, max_misses=max_misses)
+        return [c.schedule for c in found]
 
     return ScheduleFn(_spaces, sch_rules=[], postprocs=[], mutator_probs={})
