@@ -17,9 +17,9 @@
 # under the License.
 #
 # One device call on the GPU box for a tuning round and the conv kernels beside it: the
-# candidates of build/tune/carry/tune.tar.gz (bench/tune.py build + carry), timed cold as the
-# committed database was, then, when build/conv/bundle holds a conv_schedules.py bundle
-# (libraries and cases only: it runs on the tuning bundle's runtime), every variant of it.
+# candidates of build/tune/carry/tune.tar.gz (bench/tune.py build + carry), timed cold (as the
+# committed database was) or warm (TUNE_EVICT_MB=0), then, when build/conv/bundle holds a bundle of
+# conv_schedules.py (libraries and cases only: it runs on the tuning bundle's runtime), every variant of it.
 #
 #   here:   python bench/tune.py build --refine unroll_window,occupancy_waves && python bench/tune.py carry
 #           python bench/conv_schedules.py build --out build/conv/bundle --label a --variants ...
@@ -29,11 +29,15 @@
 #
 # $OUT gets tune/ (times.json, log.txt, nvidia-smi.csv) and conv.csv; TUNE_BUDGET_S (default 400)
 # bounds the timing of the candidates (device_measure.py --budget-s: a later call goes on from
-# the returned times.json, carried as $TUNE_RESUME).
+# the returned times.json, carried as $TUNE_RESUME). TUNE_EVICT_MB (default 128) is the cache
+# eviction before each sample (cold, as a network's first read of a layer's weights); 0 times
+# the candidates back to back (warm).
 set -u
 OUT=${OUT:-build/tune-round}
 mkdir -p "$OUT/tune"
-OUT="$OUT/tune" bash "$(dirname "$0")/tune_box.sh" --evict-mb 128 --budget-s "${TUNE_BUDGET_S:-400}" \
+EVICT=()
+[ "${TUNE_EVICT_MB:-128}" != 0 ] && EVICT=(--evict-mb "${TUNE_EVICT_MB:-128}")
+OUT="$OUT/tune" bash "$(dirname "$0")/tune_box.sh" "${EVICT[@]}" --budget-s "${TUNE_BUDGET_S:-400}" \
   > "$OUT/tune_console.log" 2>&1
 echo "tuning: exit $? ($(grep -c '"run_secs"' "$OUT/tune/times.json" 2>/dev/null || echo 0) candidates timed)"
 CONV=${CONV_BUNDLE:-build/conv/bundle}
