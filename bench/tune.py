@@ -31,6 +31,10 @@ The batch-from-artifacts path of ``tvm.s_tir.meta_schedule.adreno``:
         on the device (GPU box): time the candidates -> $OUT/times.json
   python bench/tune.py collect --times DIR/times.json [--database bench/tuning/nvidia-h200]
         the times become tuning records of the device's MetaSchedule JSON database
+  python bench/tune.py layers --times DIR/times.json [--conv CONV.csv] [--clbench CEIL.json]
+        for a round of ``--models layers``: per conv task its default and best time, the best's
+        share of the fp32 peak (--clbench: bench/clbench.py's JSON of the same call) and knobs,
+        beside the untuned (a) and (c) kernels of bench/conv_schedules.py (--conv), as CSV
   python bench/tune.py migrate [--models ...] [--database bench/tuning/nvidia-h200]
         re-key the records of workloads whose PrimFunc changed only by the ``schedule_rule``
         block annotation (the series added it after the database was measured) or by the
@@ -42,6 +46,7 @@ The batch-from-artifacts path of ``tvm.s_tir.meta_schedule.adreno``:
 
 import argparse
 import contextlib
+import csv
 import json
 import pathlib
 import shutil
@@ -195,6 +200,86 @@ def cmd_collect(args) -> int:
     return 0
 
 
+LAYER_COLUMNS = (
+    "layer",
+    "task",
+    "candidates",
+    "timed",
+    "default_us",
+    "best_us",
+    "best_gflops",
+    "best_pct_peak",
+    "sweep_a_us",
+    "sweep_c_us",
+    "best_knobs",
+)
+#: Knobs that describe the device rather than the schedule: left out of the layer table.
+DEVICE_KNOBS = ("compute_units", "wave_size", "split_k_min_steps", "unroll_window_limit")
+
+
+def cmd_layers(args) -> int:
+    """Print the per-layer table of a timed round of ``--models layers`` as CSV."""
+    import statistics  # pylint: disable=import-outside-toplevel
+
+    import conv_schedules  # pylint: disable=import-outside-toplevel
+
+    if args.times is None:
+        raise SystemExit("layers: --times names the round's times.json (tune_box.sh writes it)")
+    try:
+        manifest = json.loads((args.work / "bundle" / "candidates" / "manifest.json").read_text())
+        results = json.loads(args.times.read_text(encoding="utf-8"))["results"]
+        peak = json.loads(args.clbench.read_text())["peak_gflops"] if args.clbench else None
+    except (OSError, ValueError, KeyError) as err:
+        raise SystemExit(
+            f"layers: cannot read the round (--work {args.work}, --times, --clbench): "
+            f"{type(err).__name__}: {err}"
+        ) from err
+    sweep = {}
+    if args.conv:
+        with args.conv.open(newline="", encoding="utf-8") as rows:
+            for row in csv.DictReader(rows):
+                if row["status"] == "ok" and row["label"] in ("a", "c"):
+                    sweep[(row["layer"], row["label"])] = row["kernel_us"]
+    out = csv.writer(sys.stdout)
+    out.writerow(LAYER_COLUMNS)
+    for task in manifest["tasks"]:
+        layer, func = task["name"][len("layer:") :].split("/", 1)
+        timed = {
+            cand["func"]: statistics.median(results[cand["func"]]["run_secs"]) * 1e6
+            for cand in task["candidates"]
+            if "run_secs" in results.get(cand["func"], {})
+        }
+        if not timed or "conv2d" not in func:
+            continue
+        best = min(timed, key=timed.get)
+        knobs = next(c["knobs"] for c in task["candidates"] if c["func"] == best) or {}
+        # A Winograd stage does only part of the layer's work: no share of the peak for it.
+        gflops = None
+        if "winograd" not in func:
+            spec = tuple(int(v) for v in layer.split(","))
+            gflops = conv_schedules._layer_flop(spec) / timed[best] / 1e3
+        default = timed.get(task["candidates"][0]["func"])
+        out.writerow(
+            [
+                layer,
+                func,
+                len(task["candidates"]),
+                len(timed),
+                f"{default:.2f}" if default is not None else "",
+                f"{timed[best]:.2f}",
+                f"{gflops:.0f}" if gflops else "",
+                f"{100 * gflops / peak:.1f}" if gflops and peak else "",
+                sweep.get((layer, "a"), ""),
+                sweep.get((layer, "c"), ""),
+                json.dumps(
+                    {k: v for k, v in knobs.items() if k not in DEVICE_KNOBS},
+                    separators=(",", ":"),
+                ),
+            ]
+        )
+    return 0
+
+
 def _first_fit_scope(shape) -> str:
     """The scope upstream's C++ ``AnnotateCustomMemoryScope`` gave a packed 5-D tensor: the
     first of ``-weight``, ``-nhwc``, ``texture`` whose image fits (strict limits, the tag's
@@ -326,7 +411,7 @@ def cmd_migrate(args) -> int:
 def main() -> int:
     """Parse the command line and run one step."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("step", choices=["build", "carry", "collect", "migrate"])
+    parser.add_argument("step", choices=["build", "carry", "collect", "migrate", "layers"])
     parser.add_argument("--models", default=DEFAULT_MODELS)
     parser.add_argument("--tiny", action="store_true")
     parser.add_argument("--max-candidates", type=int, default=None)
@@ -353,8 +438,16 @@ def main() -> int:
     parser.add_argument("--times", type=pathlib.Path)
     parser.add_argument("--database", type=pathlib.Path, default=DEFAULT_DATABASE)
     parser.add_argument("--records", type=int, default=3, help="migrate: best records kept")
+    parser.add_argument("--conv", type=pathlib.Path, help="layers: conv_schedules.py's CSV")
+    parser.add_argument("--clbench", type=pathlib.Path, help="layers: clbench.py's JSON")
     args = parser.parse_args()
-    steps = {"build": cmd_build, "carry": cmd_carry, "collect": cmd_collect, "migrate": cmd_migrate}
+    steps = {
+        "build": cmd_build,
+        "carry": cmd_carry,
+        "collect": cmd_collect,
+        "migrate": cmd_migrate,
+        "layers": cmd_layers,
+    }
     return steps[args.step](args)
 
 
