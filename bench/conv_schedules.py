@@ -218,7 +218,8 @@ def cmd_build(args) -> int:
     return 0
 
 
-def _layer_flop(layer, batch=1):
+def layer_flop(layer, batch=1):
+    """The direct convolution's FLOP of ``layer`` (a ``models.LAYERS`` tuple), ``batch`` images."""
     cin, cout, k, stride, groups, size = layer
     out = (size + 2 * (k // 2) - k) // stride + 1
     return 2.0 * batch * cout * out * out * (cin // groups) * k * k
@@ -269,7 +270,7 @@ def cmd_device(args) -> int:
                 others.append(f"{name}={median * 1e6:.1f}")
             row.update(
                 kernel_us=round(total * 1e6, 2),
-                gflops=round(_layer_flop(layer, row["batch"]) / total / 1e9, 1),
+                gflops=round(layer_flop(layer, row["batch"]) / total / 1e9, 1),
                 kernels=" ".join(kernels),
                 other_us=round(other_total * 1e6, 2),
                 others=" ".join(others),

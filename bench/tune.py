@@ -244,12 +244,14 @@ def cmd_layers(args) -> int:
     out.writerow(LAYER_COLUMNS)
     for task in manifest["tasks"]:
         layer, func = task["name"][len("layer:") :].split("/", 1)
+        if "conv2d" not in func:  # the layout transforms around the conv
+            continue
         timed = {
             cand["func"]: statistics.median(results[cand["func"]]["run_secs"]) * 1e6
             for cand in task["candidates"]
             if "run_secs" in results.get(cand["func"], {})
         }
-        if not timed or "conv2d" not in func:
+        if not timed:
             continue
         best = min(timed, key=timed.get)
         knobs = next(c["knobs"] for c in task["candidates"] if c["func"] == best) or {}
@@ -257,7 +259,7 @@ def cmd_layers(args) -> int:
         gflops = None
         if "winograd" not in func:
             spec = tuple(int(v) for v in layer.split(","))
-            gflops = conv_schedules._layer_flop(spec) / timed[best] / 1e3
+            gflops = conv_schedules.layer_flop(spec) / timed[best] / 1e3
         default = timed.get(task["candidates"][0]["func"])
         out.writerow(
             [

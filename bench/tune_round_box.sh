@@ -35,8 +35,9 @@
 set -u
 OUT=${OUT:-build/tune-round}
 mkdir -p "$OUT/tune"
+EVICT_MB=${TUNE_EVICT_MB:-128}
 EVICT=()
-[ "${TUNE_EVICT_MB:-128}" != 0 ] && EVICT=(--evict-mb "${TUNE_EVICT_MB:-128}")
+[ "$EVICT_MB" != 0 ] && EVICT=(--evict-mb "$EVICT_MB")
 OUT="$OUT/tune" bash "$(dirname "$0")/tune_box.sh" "${EVICT[@]}" --budget-s "${TUNE_BUDGET_S:-400}" \
   > "$OUT/tune_console.log" 2>&1
 echo "tuning: exit $? ($(grep -c '"run_secs"' "$OUT/tune/times.json" 2>/dev/null || echo 0) candidates timed)"
