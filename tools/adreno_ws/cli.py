@@ -278,7 +278,8 @@ def cmd_junit(args) -> int:
 
 
 def cmd_seed_sweep(args) -> int:
-    """Run the seed-dependent fast texture tests under many seeds on each device."""
+    """Run the seed-dependent texture tests (the fast ones, or with --slow all) under many
+    seeds on each device."""
     from .seed_sweep import run_sweep  # pylint: disable=import-outside-toplevel
 
     python = Path(args.venv or args.repo / ".venv") / "bin" / "python"
@@ -291,6 +292,7 @@ def cmd_seed_sweep(args) -> int:
         args.paths or ["tests/python/relax/texture"],
         args.workers,
         args.pytest_args or [],
+        slow=args.slow,
     )
     for failure in failures:
         print(failure.line())
@@ -446,6 +448,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--devices", default="portable,intel", help="OpenCL device selectors")
     p.add_argument("--venv", help="the venv to run pytest in (default .venv)")
     p.add_argument("--workers", type=int, default=2, help="pytest -n (default 2)")
+    p.add_argument(
+        "--slow",
+        action="store_true",
+        help="the tests marked slow too (the real models: each builds once, then runs per seed)",
+    )
     p.add_argument("--pytest-args", nargs="*", help="extra pytest arguments, e.g. -k conv")
     p.add_argument("paths", nargs="*", help="test paths (default the texture suite)")
     p.set_defaults(func=cmd_seed_sweep)

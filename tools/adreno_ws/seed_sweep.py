@@ -75,8 +75,10 @@ def run_sweep(
     paths: list[str],
     workers: int,
     extra: list[str],
+    slow: bool = False,
 ) -> list[SweepFailure]:
-    """Run the sweep on each device; returns every failure (empty: all seeds passed)."""
+    """Run the sweep on each device; returns every failure (empty: all seeds passed). The tests
+    marked ``slow`` (the real models) are left out unless ``slow``."""
     if seeds < 1:
         raise WsError(f"--seeds {seeds}: give at least 1 seed (the issue asks for 30 or more)")
     if not python.is_file():
@@ -97,7 +99,9 @@ def run_sweep(
         vendors = python.parent.parent / "etc" / "OpenCL" / "vendors-tvm"
         if vendors.is_dir() and "OCL_ICD_VENDORS" not in env:
             env["OCL_ICD_VENDORS"] = str(vendors)
-        cmd = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow"]
+        cmd = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+        if not slow:
+            cmd += ["-m", "not slow"]
         if workers > 1:
             cmd += ["-n", str(workers)]
         cmd += [f"--junitxml={xml}", *extra, *paths]

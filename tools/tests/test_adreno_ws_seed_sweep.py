@@ -15,10 +15,16 @@ from adreno_ws.seed_sweep import parse_junit, run_sweep
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN_DIR = REPO / "tests" / "python" / "relax" / "texture"
 
-# A test that fails for roughly a third of its seeds, one that never depends on the seed, and
-# one that does not take rng at all (the sweep must not collect it).
+# A test that fails for roughly a third of its seeds, the same marked slow (swept only when
+# asked), one that never depends on the seed, and one that does not take rng at all (the sweep
+# must not collect it).
 FLAKY_SUITE = """
 import numpy as np
+import pytest
+
+@pytest.mark.slow
+def test_slow_flaky(rng):
+    assert rng.uniform() < 0.66, "drew a large value"
 
 def test_flaky(rng):
     assert rng.uniform() < 0.66, "drew a large value"
@@ -76,6 +82,24 @@ def test_sweep_lists_exactly_the_failing_seeds(tmp_path):
     assert f"TEXTURE_TESTS_SEED={expected[0]}" in flaky.line()
 
 
+def test_slow_tests_are_swept_when_asked(tmp_path):
+    suite = _make_suite(tmp_path)
+    failures = run_sweep(
+        suite,
+        Path(sys.executable),
+        ["dev-a"],
+        seeds=30,
+        base=7,
+        paths=[str(suite)],
+        workers=1,
+        extra=["-p", "no:xdist"],
+        slow=True,
+    )
+    expected = _expected_failing_seeds(30, 7)
+    assert sorted(f.test.split("::")[-1] for f in failures) == ["test_flaky", "test_slow_flaky"]
+    assert all(list(f.seeds) == expected for f in failures)
+
+
 def test_sweep_off_runs_each_test_once(tmp_path):
     suite = _make_suite(tmp_path)
     result = subprocess.run(
@@ -85,8 +109,8 @@ def test_sweep_off_runs_each_test_once(tmp_path):
         check=False,
         env={"PATH": "/usr/bin:/bin"},
     )
-    # Seed 0 draws 0.637: test_flaky passes once; test_no_rng is collected and fails.
-    assert "1 failed, 2 passed" in result.stdout, result.stdout
+    # Seed 0 draws 0.637: both flaky tests pass once; test_no_rng is collected and fails.
+    assert "1 failed, 3 passed" in result.stdout, result.stdout
 
 
 def test_bad_arguments_are_one_line_errors(tmp_path):

@@ -403,17 +403,19 @@ MODELS = [
     Model(
         "pose_landmark",
         _tflite_model("modules/pose_landmark/pose_landmark_full.tflite"),
-        # Output 2, the segmentation logits (about 1e3 on random inputs), ends a decoder of
-        # 1x1 and depthwise convs with ReLU6 at 64 to 256 pixels a side, where float32
-        # rounding grows layer by layer. LiteRT's own two CPU paths, XNNPACK (the reference)
-        # and its builtin kernels, differ on it by up to 2.3e-3 of its scale (0 to 16
-        # elements beyond 1e-3) in ten draws; TVM differs from XNNPACK by up to 2.4e-3 on
-        # LLVM and 2.7e-3 on textures (PoCL, Intel) in twelve (2026-12-05), and from the
-        # builtin kernels by no more than the two LiteRT paths differ from each other. So its
-        # bound is 5e-3, about twice what LiteRT disagrees with itself; a wrong kernel is off
-        # by the order of the scale. The other outputs agree to 3e-4. Output 1 is a
-        # probability (the pose flag): its scale is 1.
-        output_tolerance={2: (1e-3, 5e-3)},
+        # Float32 rounding moves three of its outputs far more on a few random inputs than on
+        # most, whatever computes them. The atol each needed against XNNPACK (the reference),
+        # as a share of its scale at rtol 1e-3, in 415 draws (2026-12-06, PoCL), q90/q99/max:
+        #   output                  TVM texture          TVM LLVM             LiteRT builtin
+        #   0 landmarks             6e-6/1.2e-4/7.9e-4   5e-6/1.3e-4/8.7e-4   5e-6/1.0e-4/6.6e-4
+        #   2 segmentation logits   1.7e-3/6.8e-3/1.7e-2 1.6e-3/4.4e-3/1.1e-2 1.4e-3/5.6e-3/9.4e-3
+        #   4 world landmarks       2.5e-5/2.5e-4/8.2e-4 2.5e-5/2.1e-4/8.7e-4 2.4e-5/2.2e-4/7.4e-4
+        # LiteRT's builtin kernels are as far from its XNNPACK kernels as TVM is, and a bad
+        # draw shifts most elements of an output at once (cancellation in the heads, not one
+        # wrong value). The tail falls slowly, so each bound is about three times (output 2)
+        # or ten times (0 and 4) the largest need seen; a wrong kernel is off by the order of
+        # the scale. Output 1 is a probability (the pose flag): its scale is 1.
+        output_tolerance={0: (1e-3, 1e-2), 2: (1e-3, 5e-2), 4: (1e-3, 1e-2)},
         output_range=1.0,
         min_texture_calls=102,
         slow=True,
