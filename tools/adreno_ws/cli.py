@@ -453,7 +453,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="the tests marked slow too (the real models: each builds once, then runs per seed)",
     )
-    p.add_argument("--pytest-args", nargs="*", help="extra pytest arguments, e.g. -k conv")
+    p.add_argument("--pytest-args", nargs="*", help="extra pytest arguments, e.g. --pytest-args=-kconv")
     p.add_argument("paths", nargs="*", help="test paths (default the texture suite)")
     p.set_defaults(func=cmd_seed_sweep)
 
