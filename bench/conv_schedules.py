@@ -22,14 +22,16 @@ venv for its schedules):
 
     python bench/conv_schedules.py build --out DIR --label a [--variants default,...]
     python bench/conv_schedules.py build --out DIR --label c --generic
-    python bench/conv_schedules.py build --out DIR --label a_b8 --batch 8
+    python bench/conv_schedules.py build --out DIR --label a_b8 --batch 8 [--groups grouped]
 
 compiles every layer of ``models.LAYERS`` (weights lifted as in ``build_worker``), and records
 each conv kernel of it (the convolution, or the three Winograd stages; not the weight
 re-layout) with its arguments' shapes, dtypes and memory scopes. ``--variants`` compiles the
 Adreno layers once per entry of ``VARIANTS`` (knob overrides of the rule configs); ``--batch``
 gives every layer that many images (1: the networks' batch), to see how a kernel's throughput
-grows when the layer has more work items than one image gives it.
+grows when the layer has more work items than one image gives it; ``--groups`` builds only the
+ungrouped (``dense``) or the depthwise (``grouped``) layers; ``--grid`` adds a variant per
+combination of knob values.
 
 Device (runtime only, the bundle of ``run.py bundle`` on PYTHONPATH):
 
@@ -43,10 +45,12 @@ output against the first label's on the same inputs.
 """
 
 import argparse
+import ast
 import contextlib
 import csv
 import ctypes
 import dataclasses
+import itertools
 import json
 import os
 import pathlib
@@ -164,6 +168,25 @@ def _conv_calls(mod, target):
     return found, others
 
 
+def grid_variants(spec: str):
+    """Variants for every combination of the values of comma-separated terms
+    ``RuleConfig.knob=v1/v2/...`` (values read as Python literals), named ``knob_v1-knob2_v``."""
+    axes = []
+    for term in spec.split(","):
+        name, _, values = term.partition("=")
+        rule, _, knob = name.partition(".")
+        if not (rule and knob and values):
+            raise ValueError(f"--grid term {term!r}: write RuleConfig.knob=value/value/...")
+        axes.append((rule, knob, [ast.literal_eval(v) for v in values.split("/")]))
+    variants = {}
+    for combo in itertools.product(*(values for _, _, values in axes)):
+        overrides = {}
+        for (rule, knob, _), value in zip(axes, combo):
+            overrides.setdefault(rule, {})[knob] = value
+        variants["-".join(f"{knob}_{v}" for (_, knob, _), v in zip(axes, combo))] = overrides
+    return variants
+
+
 def _applies(variant: str, layer) -> bool:
     """Whether a variant changes the schedule of ``layer`` (groups > 1: GroupConv2d's knobs)."""
     overrides = VARIANTS[variant]
@@ -183,8 +206,14 @@ def cmd_build(args) -> int:
     config = "c" if args.generic else "a"
     target = build_worker.target_of(config)
     variants = ["default"] if args.generic else args.variants.split(",")
+    if args.grid and not args.generic:
+        grid = grid_variants(args.grid)
+        VARIANTS.update(grid)
+        variants += [name for name in grid if name not in variants]
     cases = []
     for layer in models.tiny_layers() if args.tiny else models.LAYERS:
+        if args.groups != "all" and (layer[4] > 1) != (args.groups == "grouped"):
+            continue
         mod, _ = models.single_conv(*layer, batch=args.batch)
         mod["main"] = mod["main"].with_attr("num_input", 1)
         for variant in variants:
@@ -352,6 +381,17 @@ def main() -> int:
     build.add_argument("--generic", action="store_true")
     build.add_argument("--tiny", action="store_true", help="small shapes for a CPU dry run")
     build.add_argument("--batch", type=int, default=1, help="images per layer (default 1)")
+    build.add_argument(
+        "--grid",
+        help="more variants: every combination of RuleConfig.knob=v1/v2/... terms, "
+        "comma-separated (e.g. GroupConv2dConfig.columns=1/2,GroupConv2dConfig.threads=64/128)",
+    )
+    build.add_argument(
+        "--groups",
+        choices=("all", "dense", "grouped"),
+        default="all",
+        help="the layers to build: all, the ungrouped ones or the depthwise ones (default all)",
+    )
     device = sub.add_parser("device")
     device.add_argument("--bundle", type=pathlib.Path, required=True)
     device.add_argument("--out", type=pathlib.Path, required=True)
