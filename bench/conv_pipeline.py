@@ -127,7 +127,6 @@ def cmd_build(args) -> int:
     import build_worker  # pylint: disable=import-outside-toplevel
     import conv_schedules  # pylint: disable=import-outside-toplevel
     import models  # pylint: disable=import-outside-toplevel
-    import tvm  # pylint: disable=import-outside-toplevel
 
     best = _tuned_knobs(args.tuned) if args.tuned else {}
     (args.out / "lib").mkdir(parents=True, exist_ok=True)
@@ -145,28 +144,8 @@ def cmd_build(args) -> int:
                 overrides = {"Conv2dConfig": knobs} if knobs else {}
                 # pylint: disable-next=protected-access
                 with conv_schedules._knobs(overrides), _pipelined(unroll):
-                    # pylint: disable-next=protected-access
-                    calls, others = conv_schedules._conv_calls(mod, target)
-                    exe = tvm.compile(
-                        mod, target=target, relax_pipeline=build_worker.lifted_pipeline(target)
-                    )
-                lib = f"{'-'.join(map(str, layer))}__{label.replace(':', '_')}.so"
-                exe.export_library(str(args.out / "lib" / lib))
-                cases.append(
-                    {
-                        "layer": list(layer),
-                        "batch": 1,
-                        "label": label,
-                        "lib": lib,
-                        "calls": calls,
-                        "others": others,
-                    }
-                )
-                print(f"built {lib}", flush=True)
-    (args.out / "cases-p.json").write_text(json.dumps(cases, indent=1), encoding="utf-8")
-    (args.out / "bench").mkdir(exist_ok=True)
-    for name in ("conv_schedules.py", "module_tree.py"):
-        (args.out / "bench" / name).write_text((HERE / name).read_text(encoding="utf-8"))
+                    cases.append(conv_schedules.build_case(mod, target, layer, 1, label, args.out))
+    conv_schedules.write_bundle(args.out, "p", cases)
     return 0
 
 

@@ -200,7 +200,6 @@ def cmd_build(args) -> int:
     """Compile every layer (per variant) and record its conv kernels in ``cases-LABEL.json``."""
     import build_worker  # pylint: disable=import-outside-toplevel
     import models  # pylint: disable=import-outside-toplevel
-    import tvm  # pylint: disable=import-outside-toplevel
 
     (args.out / "lib").mkdir(parents=True, exist_ok=True)
     config = "c" if args.generic else "a"
@@ -222,29 +221,38 @@ def cmd_build(args) -> int:
             label = args.label if variant == "default" else f"{args.label}:{variant}"
             overrides = {} if args.generic else VARIANTS[variant]
             with _knobs(overrides), _compile_options(overrides):
-                calls, others = _conv_calls(mod, target)
-                exe = tvm.compile(
-                    mod, target=target, relax_pipeline=build_worker.lifted_pipeline(target)
-                )
-            lib = f"{'-'.join(str(v) for v in layer)}__{label.replace(':', '_')}.so"
-            exe.export_library(str(args.out / "lib" / lib))
-            cases.append(
-                {
-                    "layer": list(layer),
-                    "batch": args.batch,
-                    "label": label,
-                    "lib": lib,
-                    "calls": calls,
-                    "others": others,
-                }
-            )
-            print(f"built {lib}: {[name for name, _ in calls]}", flush=True)
-    path = args.out / f"cases-{args.label}.json"
-    path.write_text(json.dumps(cases, indent=1), encoding="utf-8")
-    (args.out / "bench").mkdir(exist_ok=True)
-    for name in ("conv_schedules.py", "module_tree.py"):
-        (args.out / "bench" / name).write_text((HERE / name).read_text(encoding="utf-8"))
+                cases.append(build_case(mod, target, layer, args.batch, label, args.out))
+    write_bundle(args.out, args.label, cases)
     return 0
+
+
+def build_case(mod, target, layer, batch: int, label: str, out: pathlib.Path) -> dict:
+    """Compile ``mod`` (one layer) under the knobs in effect into ``out/lib`` and return its
+    case: the library and the arguments of its conv kernels and of the others."""
+    import build_worker  # pylint: disable=import-outside-toplevel
+    import tvm  # pylint: disable=import-outside-toplevel
+
+    calls, others = _conv_calls(mod, target)
+    exe = tvm.compile(mod, target=target, relax_pipeline=build_worker.lifted_pipeline(target))
+    lib = f"{'-'.join(str(v) for v in layer)}__{label.replace(':', '_')}.so"
+    exe.export_library(str(out / "lib" / lib))
+    print(f"built {lib}: {[name for name, _ in calls]}", flush=True)
+    return {
+        "layer": list(layer),
+        "batch": batch,
+        "label": label,
+        "lib": lib,
+        "calls": calls,
+        "others": others,
+    }
+
+
+def write_bundle(out: pathlib.Path, label: str, cases) -> None:
+    """Write ``cases-LABEL.json`` and this script (with module_tree) for the device step."""
+    (out / f"cases-{label}.json").write_text(json.dumps(cases, indent=1), encoding="utf-8")
+    (out / "bench").mkdir(exist_ok=True)
+    for name in ("conv_schedules.py", "module_tree.py"):
+        (out / "bench" / name).write_text((HERE / name).read_text(encoding="utf-8"))
 
 
 def layer_flop(layer, batch=1):

@@ -60,9 +60,9 @@ def _expected_failing_seeds(count: int, base: int) -> list:
     return [s for s in seeds if not np.random.default_rng(s).uniform() < 0.66]
 
 
-def test_sweep_lists_exactly_the_failing_seeds(tmp_path):
-    suite = _make_suite(tmp_path)
-    failures = run_sweep(
+def _sweep(suite: Path, slow: bool = False):
+    """30 seeds of sweep 7 over ``suite`` on one device, in this interpreter."""
+    return run_sweep(
         suite,
         Path(sys.executable),
         ["dev-a"],
@@ -71,7 +71,13 @@ def test_sweep_lists_exactly_the_failing_seeds(tmp_path):
         paths=[str(suite)],
         workers=1,
         extra=["-p", "no:xdist"],
+        slow=slow,
     )
+
+
+def test_sweep_lists_exactly_the_failing_seeds(tmp_path):
+    suite = _make_suite(tmp_path)
+    failures = _sweep(suite)
     expected = _expected_failing_seeds(30, 7)
     assert expected, "the sample must contain failing seeds for this test to mean anything"
     assert [f.test.split("::")[-1] for f in failures] == ["test_flaky"]
@@ -83,18 +89,7 @@ def test_sweep_lists_exactly_the_failing_seeds(tmp_path):
 
 
 def test_slow_tests_are_swept_when_asked(tmp_path):
-    suite = _make_suite(tmp_path)
-    failures = run_sweep(
-        suite,
-        Path(sys.executable),
-        ["dev-a"],
-        seeds=30,
-        base=7,
-        paths=[str(suite)],
-        workers=1,
-        extra=["-p", "no:xdist"],
-        slow=True,
-    )
+    failures = _sweep(_make_suite(tmp_path), slow=True)
     expected = _expected_failing_seeds(30, 7)
     assert sorted(f.test.split("::")[-1] for f in failures) == ["test_flaky", "test_slow_flaky"]
     assert all(list(f.seeds) == expected for f in failures)
