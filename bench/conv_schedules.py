@@ -62,8 +62,9 @@ sys.path.insert(0, str(HERE))
 import module_tree  # noqa: E402  pylint: disable=wrong-import-position
 
 #: Knob overrides per variant: rule config class name -> fields; or compile options
-#: (``_OPTIONS``): ``required_pass``, an opt-in pass to compile with, and
-#: ``conv_weights_in_textures``.
+#: (``_OPTIONS``): ``required_pass``, an opt-in pass to compile with,
+#: ``conv_weights_in_textures``, and ``depthwise_input_in_buffer`` (an experiment: the texture
+#: scope rule keeps a grouped conv's input in an NCHW4c buffer).
 VARIANTS = {
     "default": {},
     "guard_off": {"Conv2dConfig": {"occupancy_waves": ()}},
@@ -87,10 +88,11 @@ VARIANTS = {
     # conv kind).
     "texture_border_padding": {"required_pass": "TextureBorderPadding"},
     "conv_weights_in_textures": {"conv_weights_in_textures": True},
+    "depthwise_input_in_buffer": {"depthwise_input_in_buffer": True},
 }
 
 #: Variant entries that are compile options, not rule knobs.
-_OPTIONS = ("required_pass", "conv_weights_in_textures")
+_OPTIONS = ("required_pass", "conv_weights_in_textures", "depthwise_input_in_buffer")
 
 
 @contextlib.contextmanager
@@ -135,7 +137,32 @@ def _compile_options(overrides):
             )
         if overrides.get("conv_weights_in_textures"):
             stack.enter_context(transform.conv_weights_in_textures())
+        if overrides.get("depthwise_input_in_buffer"):
+            stack.enter_context(_grouped_conv_input_in_buffer())
         yield
+
+
+@contextlib.contextmanager
+def _grouped_conv_input_in_buffer():
+    """Within: the Adreno texture scope rule reads no grouped conv2d's input from a texture
+    (the bench's experiment on where the depthwise kernel's time goes; not a compiler option)."""
+    # pylint: disable-next=import-outside-toplevel
+    from tvm.relax.backend.adreno.transform import annotate_texture_scope as scopes
+
+    rule = scopes._ScopeRule  # pylint: disable=protected-access
+    original = rule._reads_textures  # pylint: disable=protected-access
+
+    def _reads_textures(self, call):
+        conv2d = scopes._CONV2D  # pylint: disable=protected-access
+        if call.op.same_as(conv2d) and int(call.attrs.groups) > 1:
+            return [False]
+        return original(self, call)
+
+    rule._reads_textures = _reads_textures  # pylint: disable=protected-access
+    try:
+        yield
+    finally:
+        rule._reads_textures = original  # pylint: disable=protected-access
 
 
 def _conv_calls(mod, target):
