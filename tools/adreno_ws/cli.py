@@ -277,6 +277,23 @@ def cmd_junit(args) -> int:
     return 0
 
 
+def cmd_model_margins(args) -> int:
+    """Measure how much tolerance a real model's outputs need, in the workspace's venv."""
+    import os  # pylint: disable=import-outside-toplevel
+    import subprocess  # pylint: disable=import-outside-toplevel
+
+    python = Path(args.venv or args.repo / ".venv") / "bin" / "python"
+    if not python.is_file():
+        raise WsError(f"{python}: no interpreter: run `python -m adreno_ws setup` first")
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    vendors = python.parent.parent / "etc" / "OpenCL" / "vendors-tvm"
+    if vendors.is_dir() and "OCL_ICD_VENDORS" not in env:
+        env["OCL_ICD_VENDORS"] = str(vendors)
+    cmd = [str(python), "-m", "adreno_ws.model_margins", args.model]
+    cmd += ["--draws", str(args.draws), "--base", str(args.base)]
+    return subprocess.run(cmd, cwd=args.repo, env=env, check=False).returncode
+
+
 def cmd_seed_sweep(args) -> int:
     """Run the seed-dependent texture tests (the fast ones, or with --slow all) under many
     seeds on each device."""
@@ -441,6 +458,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_census)
 
     p = sub.add_parser(
+        "model-margins",
+        help="the tolerance a real model's outputs need against the framework, over many draws",
+    )
+    p.add_argument("model", help="a model of tests/python/relax/texture/test_texture_models.py")
+    p.add_argument("--draws", type=int, default=100, help="random inputs (default 100)")
+    p.add_argument("--base", type=int, default=0, help="the first draw's seed (default 0)")
+    p.add_argument("--venv", help="the venv to run in (default .venv)")
+    p.set_defaults(func=cmd_model_margins)
+
+    p = sub.add_parser(
         "seed-sweep", help="run the seed-dependent fast texture tests under many seeds"
     )
     p.add_argument("--seeds", type=int, default=30, help="seeds per test (default 30)")
@@ -453,7 +480,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="the tests marked slow too (the real models: each builds once, then runs per seed)",
     )
-    p.add_argument("--pytest-args", nargs="*", help="extra pytest arguments, e.g. --pytest-args=-kconv")
+    p.add_argument(
+        "--pytest-args", nargs="*", help="extra pytest arguments, e.g. --pytest-args=-kconv"
+    )
     p.add_argument("paths", nargs="*", help="test paths (default the texture suite)")
     p.set_defaults(func=cmd_seed_sweep)
 

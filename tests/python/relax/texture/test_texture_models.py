@@ -147,6 +147,9 @@ def _tflite_model(relative: str) -> Callable[[], Imported]:
         shapes = [tuple(int(d) for d in detail["shape"]) for detail in inputs]
         return Imported(mod, shapes, _reference, channel_axis=3)
 
+    # The file, for tools that run it otherwise (adreno_ws model-margins: LiteRT's builtin
+    # kernels beside the XNNPACK reference).
+    _load.tflite_file = ("mediapipe", relative)
     return _load
 
 
@@ -405,7 +408,8 @@ MODELS = [
         _tflite_model("modules/pose_landmark/pose_landmark_full.tflite"),
         # Float32 rounding moves three of its outputs far more on a few random inputs than on
         # most, whatever computes them. The atol each needed against XNNPACK (the reference),
-        # as a share of its scale at rtol 1e-3, in 415 draws (2026-12-06, PoCL), q90/q99/max:
+        # as a share of its scale at rtol 1e-3, in 415 draws (2026-12-06, PoCL; `python -m
+        # adreno_ws model-margins pose_landmark` measures it), q90/q99/max:
         #   output                  TVM texture          TVM LLVM             LiteRT builtin
         #   0 landmarks             6e-6/1.2e-4/7.9e-4   5e-6/1.3e-4/8.7e-4   5e-6/1.0e-4/6.6e-4
         #   2 segmentation logits   1.7e-3/6.8e-3/1.7e-2 1.6e-3/4.4e-3/1.1e-2 1.4e-3/5.6e-3/9.4e-3
