@@ -282,13 +282,12 @@ def cmd_model_margins(args) -> int:
     import os  # pylint: disable=import-outside-toplevel
     import subprocess  # pylint: disable=import-outside-toplevel
 
-    python = Path(args.venv or args.repo / ".venv") / "bin" / "python"
-    if not python.is_file():
-        raise WsError(f"{python}: no interpreter: run `python -m adreno_ws setup` first")
+    from .opencl import with_venv_icds  # pylint: disable=import-outside-toplevel
+    from .repo import require_python  # pylint: disable=import-outside-toplevel
+
+    python = require_python(Path(args.venv or args.repo / ".venv") / "bin" / "python")
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
-    vendors = python.parent.parent / "etc" / "OpenCL" / "vendors-tvm"
-    if vendors.is_dir() and "OCL_ICD_VENDORS" not in env:
-        env["OCL_ICD_VENDORS"] = str(vendors)
+    with_venv_icds(env, python.parent.parent)
     cmd = [str(python), "-m", "adreno_ws.model_margins", args.model]
     cmd += ["--draws", str(args.draws), "--base", str(args.base)]
     return subprocess.run(cmd, cwd=args.repo, env=env, check=False).returncode

@@ -85,6 +85,15 @@ def missing_packages(status: Path = Path("/var/lib/dpkg/status")) -> list[str]:
     return [p for p in PACKAGES if p not in installed]
 
 
+def with_venv_icds(env: dict[str, str], venv: Path) -> dict[str, str]:
+    """``env`` with ``OCL_ICD_VENDORS`` at the ICD list that setup writes into ``venv``
+    (``etc/OpenCL/vendors-tvm``: PoCL and Intel's CPU runtime), unless ``env`` names one."""
+    vendors = venv / "etc" / "OpenCL" / "vendors-tvm"
+    if vendors.is_dir():
+        env.setdefault("OCL_ICD_VENDORS", str(vendors))
+    return env
+
+
 def is_root() -> bool:
     """True when running as root (apt-get works without sudo)."""
     return hasattr(os, "geteuid") and os.geteuid() == 0

@@ -78,6 +78,13 @@ def _ignored(rel: Path) -> bool:
     return rel.suffix in (".pyc", ".pyo", ".swp", ".orig", ".rej") or rel.name.endswith("~")
 
 
+def require_python(python: Path) -> Path:
+    """``python`` (a venv's interpreter) if it exists, else a one-line error."""
+    if not python.is_file():
+        raise WsError(f"{python}: no interpreter: run `python -m adreno_ws setup` first")
+    return python
+
+
 def find_venv_tvm(venv: Path) -> Path:
     """``<venv>/lib/pythonX.Y/site-packages/tvm``."""
     found = sorted(venv.glob("lib/python3*/site-packages/tvm"))

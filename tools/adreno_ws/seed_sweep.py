@@ -18,6 +18,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from . import WsError
+from .opencl import with_venv_icds
+from .repo import require_python
 
 _SEED_LINE = re.compile(r"seed=(\d+) \(replay: TEXTURE_TESTS_SEED=\d+\)")
 _FAILED_OF = re.compile(r"(\d+) of (\d+) seeds failed")
@@ -81,8 +83,7 @@ def run_sweep(
     marked ``slow`` (the real models) are left out unless ``slow``."""
     if seeds < 1:
         raise WsError(f"--seeds {seeds}: give at least 1 seed (the issue asks for 30 or more)")
-    if not python.is_file():
-        raise WsError(f"{python}: no interpreter: run `python -m adreno_ws setup` first")
+    require_python(python)
     out = repo / "build" / "seed-sweep"
     out.mkdir(parents=True, exist_ok=True)
     failures: list[SweepFailure] = []
@@ -96,9 +97,7 @@ def run_sweep(
             TEXTURE_TESTS_SEED_SWEEP_BASE=str(base),
         )
         env.pop("TEXTURE_TESTS_SEED", None)
-        vendors = python.parent.parent / "etc" / "OpenCL" / "vendors-tvm"
-        if vendors.is_dir() and "OCL_ICD_VENDORS" not in env:
-            env["OCL_ICD_VENDORS"] = str(vendors)
+        with_venv_icds(env, python.parent.parent)
         cmd = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider"]
         if not slow:
             cmd += ["-m", "not slow"]

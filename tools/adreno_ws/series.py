@@ -36,6 +36,7 @@ from pathlib import Path
 from . import WsError
 from .base import read_version_py
 from .gitrepo import first_error, git, isolated_env
+from .opencl import with_venv_icds
 from .repo import (
     BASE_DIST,
     MIRROR_PACKAGE,
@@ -667,9 +668,7 @@ def prefix_tests(  # pylint: disable=too-many-arguments,too-many-locals
             os.environ, PYTHONPATH=str(site), PYTHONPYCACHEPREFIX=str(log_dir / f"pycache{number}")
         )
         env.setdefault("TVM_OPENCL_DEVICE", "portable")
-        vendors = venv / "etc" / "OpenCL" / "vendors-tvm"
-        if vendors.is_dir():
-            env.setdefault("OCL_ICD_VENDORS", str(vendors))
+        with_venv_icds(env, venv)
         for index, (commit, patch) in enumerate(series, 1):
             if index > max(groups[number], default=0) or failures and index > min(failures):
                 break

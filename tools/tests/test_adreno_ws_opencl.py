@@ -43,3 +43,13 @@ def test_clbench_picks_its_device_from_the_enumeration(listed, monkeypatch):
     assert cl.info()["device"] == first[3]
     with pytest.raises(RuntimeError, match="no OpenCL device matches 'no-such-opencl-device'"):
         clbench.OpenCL("no-such-opencl-device")
+
+
+def test_venv_icds_fill_only_an_unset_vendors_variable(tmp_path):
+    with_venv_icds = opencl.with_venv_icds
+    assert with_venv_icds({}, tmp_path) == {}  # setup wrote no ICD list: nothing to point at
+    vendors = tmp_path / "etc" / "OpenCL" / "vendors-tvm"
+    vendors.mkdir(parents=True)
+    assert with_venv_icds({"A": "1"}, tmp_path) == {"A": "1", "OCL_ICD_VENDORS": str(vendors)}
+    chosen = {"OCL_ICD_VENDORS": "/elsewhere"}
+    assert with_venv_icds(chosen, tmp_path) == {"OCL_ICD_VENDORS": "/elsewhere"}
