@@ -41,6 +41,7 @@ import csv
 import json
 import pathlib
 import sys
+from unittest import mock
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -89,11 +90,12 @@ def _pipeline_rows(sch, unroll: bool) -> None:
     raise RuntimeError("no kernel-row loop under an input channel loop: not a direct conv")
 
 
-@contextlib.contextmanager
 def _pipelined(unroll):
     """Within: ``Conv2d`` pipelines the rows it schedules (``unroll`` None: unchanged)."""
     from tvm.s_tir.dlight.adreno import convolution  # pylint: disable=import-outside-toplevel
 
+    if unroll is None:
+        return contextlib.nullcontext()
     original = convolution.Conv2d.apply
 
     def _apply(self, func, target, tunable):
@@ -102,12 +104,7 @@ def _pipelined(unroll):
             _pipeline_rows(sch, unroll)
         return sch
 
-    if unroll is not None:
-        convolution.Conv2d.apply = _apply
-    try:
-        yield
-    finally:
-        convolution.Conv2d.apply = original
+    return mock.patch.object(convolution.Conv2d, "apply", _apply)
 
 
 def _tuned_knobs(path: pathlib.Path):

@@ -55,6 +55,7 @@ import json
 import os
 import pathlib
 import sys
+from unittest import mock
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -142,7 +143,6 @@ def _compile_options(overrides):
         yield
 
 
-@contextlib.contextmanager
 def _grouped_conv_input_in_buffer():
     """Within: the Adreno texture scope rule reads no grouped conv2d's input from a texture
     (the bench's experiment on where the depthwise kernel's time goes; not a compiler option)."""
@@ -158,11 +158,7 @@ def _grouped_conv_input_in_buffer():
             return [False]
         return original(self, call)
 
-    rule._reads_textures = _reads_textures  # pylint: disable=protected-access
-    try:
-        yield
-    finally:
-        rule._reads_textures = original  # pylint: disable=protected-access
+    return mock.patch.object(rule, "_reads_textures", _reads_textures)
 
 
 def _conv_calls(mod, target):
