@@ -194,13 +194,22 @@ def _conv_calls(mod, target):
 def grid_variants(spec: str):
     """Variants for every combination of the values of comma-separated terms
     ``RuleConfig.knob=v1/v2/...`` (values read as Python literals), named ``knob_v1-knob2_v``."""
+    from tvm.s_tir.dlight.adreno import config  # pylint: disable=import-outside-toplevel
+
     axes = []
     for term in spec.split(","):
         name, _, values = term.partition("=")
         rule, _, knob = name.partition(".")
-        if not (rule and knob and values):
-            raise ValueError(f"--grid term {term!r}: write RuleConfig.knob=value/value/...")
-        axes.append((rule, knob, [ast.literal_eval(v) for v in values.split("/")]))
+        fields = getattr(getattr(config, rule, None), "__dataclass_fields__", {})
+        if not (knob in fields and values):
+            raise ValueError(
+                f"--grid term {term!r}: write RuleConfig.knob=value/value/... with a knob of "
+                "tvm.s_tir.dlight.adreno.config"
+            )
+        try:
+            axes.append((rule, knob, [ast.literal_eval(v) for v in values.split("/")]))
+        except (ValueError, SyntaxError) as err:
+            raise ValueError(f"--grid term {term!r}: a value is no Python literal") from err
     variants = {}
     for combo in itertools.product(*(values for _, _, values in axes)):
         overrides = {}
@@ -229,7 +238,10 @@ def cmd_build(args) -> int:
     target = build_worker.target_of(config)
     variants = ["default"] if args.generic else args.variants.split(",")
     if args.grid and not args.generic:
-        grid = grid_variants(args.grid)
+        try:
+            grid = grid_variants(args.grid)
+        except ValueError as err:
+            raise SystemExit(f"conv_schedules: {err}") from err
         VARIANTS.update(grid)
         variants += [name for name in grid if name not in variants]
     cases = []
