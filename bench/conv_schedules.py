@@ -72,13 +72,13 @@ VARIANTS = {
     "guard_16_8_4": {"Conv2dConfig": {"occupancy_waves": (16, 8, 4)}},
     "tile_2x1": {"Conv2dConfig": {"columns": 1, "occupancy_waves": ()}},
     "tile_1x2": {"Conv2dConfig": {"channel_blocks": 1, "pointwise_columns": 2}},
-    "dw_columns_1": {"GroupConv2dConfig": {"columns": 1}},
+    "dw_one_row": {"GroupConv2dConfig": {"columns": 2, "rows": 1}},
     "split_k_1": {"Conv2dConfig": {"split_k": 1}},
     "split_k_2": {"Conv2dConfig": {"split_k": 2}},
     "split_k_4": {"Conv2dConfig": {"split_k": 4}},
     "split_k_16": {"Conv2dConfig": {"split_k": 16}},
     "split_k_16_waves_16": {"Conv2dConfig": {"split_k": 16, "split_k_waves": 16}},
-    "dw_columns_4": {"GroupConv2dConfig": {"columns": 4}},
+    "dw_columns_4": {"GroupConv2dConfig": {"columns": 4, "rows": 1}},
     "dw_threads_128": {"GroupConv2dConfig": {"threads": 128}},
     "dw_threads_256": {"GroupConv2dConfig": {"threads": 256}},
     "unroll_window": {"Conv2dConfig": {"unroll_window": True}},
@@ -322,11 +322,14 @@ def cmd_device(args) -> int:
         }
         try:
             lib = tvm.runtime.load_module(str(args.bundle / "lib" / case["lib"]))
-            total, kernels = 0.0, []
+            total, kernels, parts = 0.0, [], {"host": 0.0, "event": 0.0}
             for name, infos in case["calls"]:
-                median, tensors = _time_kernel(lib, name, infos, dev, rng, args.repeat)
+                median, tensors, host = _time_kernel(lib, name, infos, dev, rng, args.repeat)
                 total += median
                 kernels.append(f"{name}={median * 1e6:.1f}")
+                event = _kernel_event_seconds(lib, name, tensors, dev)
+                for part, seconds in (("host", host), ("event", event)):
+                    parts[part] = None if None in (seconds, parts[part]) else parts[part] + seconds
                 if len(case["calls"]) == 1:
                     outputs[(layer, case["label"])] = (
                         [t.numpy() for t in tensors[:-1]],
@@ -337,11 +340,15 @@ def cmd_device(args) -> int:
                 if module_tree.function_holder(lib, name) is None:
                     others.append(f"{name}=absent")
                     continue
-                median, _ = _time_kernel(lib, name, infos, dev, rng, args.repeat)
+                median, _, _ = _time_kernel(lib, name, infos, dev, rng, args.repeat)
                 other_total += median
                 others.append(f"{name}={median * 1e6:.1f}")
             row.update(
                 kernel_us=round(total * 1e6, 2),
+                **{
+                    f"kernel_{part}_us": "" if seconds is None else round(seconds * 1e6, 2)
+                    for part, seconds in parts.items()
+                },
                 gflops=round(layer_flop(layer, row["batch"]) / total / 1e9, 1),
                 kernels=" ".join(kernels),
                 other_us=round(other_total * 1e6, 2),
@@ -353,7 +360,8 @@ def cmd_device(args) -> int:
         rows.append(row)
         print(row, flush=True)
     _check_against_first(cases, outputs, rows, args, dev)
-    fields = ["device", "layer", "label", "batch", "kernel_us", "gflops", "max_abs_diff"]
+    fields = ["device", "layer", "label", "batch", "kernel_us", "kernel_host_us"]
+    fields += ["kernel_event_us", "gflops", "max_abs_diff"]
     fields += ["status", "kernels", "other_us", "others", "error"]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "w", newline="", encoding="utf-8") as f:
@@ -365,7 +373,8 @@ def cmd_device(args) -> int:
 
 def _time_kernel(lib, name, infos, dev, rng, repeat):
     """Median seconds of one launch of kernel ``name`` on fresh random arguments (allocated in
-    their scopes), and the arguments after a first run."""
+    their scopes), the arguments after a first run, and the host's enqueue time per launch
+    within those spans (the runtime's ``timed_spans``; None where it has none)."""
     import numpy as np  # pylint: disable=import-outside-toplevel
     import tvm  # pylint: disable=import-outside-toplevel
 
@@ -378,8 +387,37 @@ def _time_kernel(lib, name, infos, dev, rng, repeat):
     holder[name](*tensors)
     probe = holder.time_evaluator(name, dev, number=5, repeat=3)(*tensors)
     number = max(1, min(2000, int(2e-3 / max(probe.mean, 1e-7))))
+    take_spans = tvm.get_global_func("runtime.opencl.timed_spans", allow_missing=True)
+    if take_spans is not None:
+        take_spans(dev)  # forget the probe's spans
     res = holder.time_evaluator(name, dev, number=number, repeat=repeat)(*tensors)
-    return float(np.median(res.results)), tensors
+    host = None
+    if take_spans is not None:
+        spans = [int(span["host_enqueue_ns"]) for span in take_spans(dev)]
+        host = float(np.median(spans)) * 1e-9 / number if spans else None
+    return float(np.median(res.results)), tensors, host
+
+
+def _kernel_event_seconds(lib, name, tensors, dev, launches=50):
+    """The median of kernel ``name``'s own profiling events (start to end) over ``launches``
+    traced launches: its time on the device, whatever the host's pace; None where the runtime
+    has no command trace."""
+    import tvm  # pylint: disable=import-outside-toplevel
+
+    start_trace = tvm.get_global_func("runtime.opencl.start_command_trace", allow_missing=True)
+    if start_trace is None:
+        return None
+    holder = module_tree.function_holder(lib, name)
+    dev.sync()
+    start_trace(dev)
+    try:
+        for _ in range(launches):
+            holder[name](*tensors)
+        dev.sync()
+    finally:
+        commands = tvm.get_global_func("runtime.opencl.stop_command_trace")(dev)
+    times = sorted(int(end) - int(start) for _, start, end in commands)
+    return times[len(times) // 2] * 1e-9 if times else None
 
 
 def _check_against_first(cases, outputs, rows, args, dev):

@@ -106,19 +106,28 @@ def test_numerics(case, dtype_mode, rng):
     tt.check_numerics(CASES[case].fn, dtype_mode, rng, name=case)
 
 
-# The streaming depthwise kernel at its knob extremes: one column per item (no window reuse)
-# and 8 (more than most test widths: the largest divisor of the width is taken).
-@pytest.fixture(name="columns", params=[1, 8])
-def _columns(request, monkeypatch):
-    config = rule_config.GroupConv2dConfig(columns=request.param)
+# The streaming depthwise kernel at its knob extremes: one pixel per item (no window reuse),
+# and 8 columns x 8 rows (more than most test shapes: the largest divisors are taken).
+@pytest.fixture(name="tile", params=[(1, 1), (8, 8)], ids=["1x1", "8x8"])
+def _tile(request, monkeypatch):
+    columns, rows = request.param
+    config = rule_config.GroupConv2dConfig(columns=columns, rows=rows)
     monkeypatch.setattr(rule_config.GroupConv2dConfig, "from_target", lambda target: config)
     return request.param
 
 
 @pytest.mark.requires_opencl
 @pytest.mark.parametrize("case", [c for c in CASES if c.startswith(("depthwise", "mobilenet"))])
-def test_depthwise_columns_numerics(case, columns, rng):
-    tt.check_numerics(CASES[case].fn, "float32", rng, name=f"{case} ({columns} columns)")
+def test_depthwise_tile_numerics(case, tile, rng):
+    tt.check_numerics(CASES[case].fn, "float32", rng, name=f"{case} ({tile[0]} x {tile[1]})")
+
+
+def _depthwise_kernel(case, monkeypatch, **knobs):
+    config = rule_config.GroupConv2dConfig(**knobs)
+    monkeypatch.setattr(rule_config.GroupConv2dConfig, "from_target", lambda target: config)
+    _, ex = tt.check_compile(CASES[case], "float32")
+    (kernel,) = [k for n, k in tt.kernel_sources(ex).items() if "depthwise" in n]
+    return kernel
 
 
 @pytest.mark.parametrize(
@@ -133,16 +142,33 @@ def test_depthwise_columns_numerics(case, columns, rng):
     ],
 )
 def test_depthwise_streams_rows(case, columns, window, monkeypatch):
-    """Each item keeps ``columns`` output texels in registers (up to 4 here) and stages the
-    input row under them once per kernel row: the window slides in registers, not through
-    the image."""
-    config = rule_config.GroupConv2dConfig(columns=4)
-    monkeypatch.setattr(rule_config.GroupConv2dConfig, "from_target", lambda target: config)
-    _, ex = tt.check_compile(CASES[case], "float32")
-    (kernel,) = [k for n, k in tt.kernel_sources(ex).items() if "depthwise" in n]
+    """An item of one row keeps ``columns`` output texels in registers (up to 4 here) and
+    stages the input row under them once per kernel row: the window slides in registers, not
+    through the image."""
+    kernel = _depthwise_kernel(case, monkeypatch, columns=4, rows=1)
     assert f"conv2d_NCHWc_OIHWo_local_ptr[{columns}];" in kernel.body, kernel.body[:500]
     assert f"data_pad_local_ptr[{window}];" in kernel.body, kernel.body[:500]
     assert kernel.body.count("READ_IMAGEF") == 1, "one image read (in the row staging loop)"
+
+
+@pytest.mark.parametrize(
+    "case, rows, window",
+    [
+        # 9 output rows: 3 per item; at stride 1 a 3x3 column of 3 outputs spans 5 pixels.
+        ("depthwise_3x3", 3, 5),
+        # 6 output rows at stride 2: 3 per item, (3 - 1) * 2 + 3 = 7 pixels per column.
+        ("depthwise_3x3_stride2", 3, 7),
+        # 5x5 at dilation 2 on 12 rows: 4 per item, 3 + 4 * 2 + 1 = 12 pixels.
+        ("depthwise_5x5_dilation2", 4, 12),
+    ],
+)
+def test_depthwise_streams_columns(case, rows, window, monkeypatch):
+    """An item of stacked rows (one column) stages the input column under them once per
+    kernel column and slides the window down it in registers."""
+    kernel = _depthwise_kernel(case, monkeypatch, columns=1, rows=4)
+    assert f"conv2d_NCHWc_OIHWo_local_ptr[{rows}];" in kernel.body, kernel.body[:500]
+    assert f"data_pad_local_ptr[{window}];" in kernel.body, kernel.body[:500]
+    assert kernel.body.count("READ_IMAGEF") == 1, "one image read (in the column staging loop)"
 
 
 # Picks one lane out of a pixel read: ``((float*)&v_)[lane]`` in TVM's OpenCL.

@@ -16,8 +16,8 @@
 # under the License.
 # pylint: disable=invalid-name,missing-docstring,no-self-argument,not-callable
 """Tests of dlight.adreno.GroupConv2d: depthwise NCHW4c convolutions as a streaming kernel
-(4 channels x a few output columns per item), group convolutions one output texel per item,
-and the workloads of the other Adreno rules that it declines."""
+(4 channels x a few output rows and columns per item), group convolutions one output texel per
+item, and the workloads of the other Adreno rules that it declines."""
 
 import pytest
 
@@ -46,13 +46,40 @@ def _schedule(func):
 
 def test_depthwise_conv_reads_whole_texels():
     """Channel multiplier 1: each output lane reads the same lane of the input, so the lane
-    loop of the window is a vector, and so are the staged input row, the staged weights, the
-    init and the store; the default 2 columns per item make 4 x 8 x 4 items, 2 work groups of
-    64 threads."""
+    loop of the window is a vector, and so are the staged input column, the staged weights, the
+    init and the store; the default 4 rows x 1 column per item make 4 x 2 x 8 items, one work
+    group of 64 threads."""
     func = _schedule(only(fused_prim_funcs((1, 4, 8, 8, 4), (4, 1, 3, 3, 4), groups=16)))
-    assert thread_extents(func) == {"blockIdx.x": 2, "threadIdx.x": 64}
+    assert thread_extents(func) == {"blockIdx.x": 1, "threadIdx.x": 64}
     assert vectorized_extents(func) == [4, 4, 4, 4, 4]
     assert not [name for name in block_names(func) if name.endswith("pad")]
+
+
+@pytest.mark.parametrize(
+    "rows, columns, stage, window, items",
+    [
+        # One row: per kernel row (3 of them) the input row under 2 outputs, 2 + 5 - 1 pixels.
+        (1, 2, 3, (1, 6), 4 * 8 * 3),
+        # Stacked rows: per kernel column (5) the input column under 4 outputs, 4 + 3 - 1.
+        (4, 1, 5, (6, 1), 4 * 2 * 6),
+        (4, 2, 5, (6, 2), 4 * 2 * 3),
+        # 3 rows do not divide the 8 output rows: 2 are taken.
+        (3, 1, 5, (4, 1), 4 * 4 * 6),
+    ],
+)
+def test_depthwise_window_slides_along_rows_or_down_columns(rows, columns, stage, window, items):
+    """A 3x5 depthwise conv (8 x 6 outputs): an item of one output row stages the input row
+    under its columns once per kernel row, an item of stacked rows the input column under its
+    rows once per kernel column; the work items are the outputs over the item's tile."""
+    config = dl.adreno.GroupConv2dConfig(rows=rows, columns=columns)
+    func = only(fused_prim_funcs((1, 4, 8, 8, 4), (4, 1, 3, 5, 4), groups=16))
+    sch = dl.adreno.GroupConv2d(config).apply(func, TARGET, False)
+    staged = [sch.get(loop) for loop in sch.get_loops(sch.get_sblock("data_pad_local"))]
+    assert int(staged[2].extent) == stage, "the loop the window is staged under"
+    assert (int(staged[-3].extent), int(staged[-2].extent)) == window
+    threads = min(items, config.threads)
+    blocks = (items + threads - 1) // threads
+    assert thread_extents(sch.mod["main"]) == {"blockIdx.x": blocks, "threadIdx.x": threads}
 
 
 def test_group_conv_reads_lane_by_lane():

@@ -307,8 +307,12 @@ class GroupConv2dConfig(RuleConfig):
         Work-group size.
     columns : int
         Most output pixels of a row per work item of a depthwise convolution with channel
-        multiplier 1 (a divisor of the output width is taken); its window slides along the
-        input row in registers. Other grouped convolutions compute one pixel per item.
+        multiplier 1 (a divisor of the output width is taken). Other grouped convolutions
+        compute one pixel per item.
+    rows : int
+        Most output rows per work item of such a depthwise convolution (a divisor of the
+        output height is taken). With one row the window slides along the input row in
+        registers, with more down the input column.
     """
 
     THREAD_KNOBS: ClassVar[Tuple[str, ...]] = ("threads",)
@@ -319,13 +323,24 @@ class GroupConv2dConfig(RuleConfig):
         "a work-group size every OpenCL device accepts and one full Adreno wave",
     )
     columns: int = knob(
-        2,
+        1,
         (1, 2, 4, 8),
-        "MNN's depthwise image kernel takes 4 channels x 4 output columns per item, the 3x3 "
-        "window in registers. On the H200 (bench/results/2026-12-01-nvidia-h200-conv-kernels"
-        "*.csv, 144ch 56x56) 1 and 2 columns timed alike (5.5 to 7.7 us, launch-bound: the "
-        "spread is between runs), 4 columns 8.1 to 8.3 us, 8 columns 12.7 us: 2 halves the "
-        "image reads per output of a one-pixel item at no loss there",
+        "MNN's depthwise image kernel takes 4 channels x 4 output columns per item for "
+        "Adreno's texture cache. On the H200 at 8 and 32 images (bench/results/2026-12-06g-"
+        "nvidia-h200-conv-dw-rows.csv) 2 columns with 2 or 4 rows took 1.1 to 2.9 times as "
+        "long as 1 column with 4 rows; on an H100 (2026-12-06e, one row) 4 columns took 1.8 "
+        "to 2.0 times as long as 1 on the layers of 56x56 and more, 8 columns 2.6 to 4.0 "
+        "times on all four: the items of a warp then read texels columns apart",
+    )
+    rows: int = knob(
+        4,
+        (1, 2, 4, 8),
+        "an item of 4 rows reads 6 input texels per kernel column of a 3x3 (4.5 per output "
+        "against 9 for one pixel), and its warp's reads stay on neighbouring texels. On the "
+        "H200 at 8 and 32 images (bench/results/2026-12-06g-nvidia-h200-conv-dw-rows.csv) "
+        "1 column x 4 rows took 0.63 to 0.92 of the time of the former default 2 columns x 1 "
+        "row on the sweep's four depthwise layers, and 0.67 to 0.97 of the generic buffer "
+        "kernel's on the three at stride 1; at one image every setting sat at the launch floor",
     )
 
 

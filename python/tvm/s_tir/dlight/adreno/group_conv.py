@@ -94,12 +94,14 @@ class GroupConv2d(AdrenoScheduleRule):
 
     Depthwise with channel multiplier 1 (each output lane reads the same lane of the input,
     MobileNet's case) is a streaming kernel: a work item computes 4 channels x
-    ``GroupConv2dConfig.columns`` neighbouring output pixels of a row (the largest divisor of
-    the output width up to it); per kernel row it reads the input row segment under them once
-    into registers and slides the window along it (6 pixels for the 12 taps of 4 outputs of a
-    3x3 at stride 1), and the weight texel of each tap once for all its columns. Other channel
-    maps (multipliers above 1, group convolution) compute one output texel per item, reading
-    lane by lane. Work items are fused over the output and split into work groups of
+    ``GroupConv2dConfig.rows`` x ``GroupConv2dConfig.columns`` neighbouring output pixels (the
+    largest divisors of the output height and width up to them). With one row, per kernel row
+    it reads the input row segment under its columns once into registers and slides the
+    window along it (6 pixels for the 12 taps of 4 outputs of a 3x3 at stride 1); with stacked
+    rows it does the same down the input column under each kernel column. The weight texel of
+    each tap is read once for all the item's outputs. Other channel maps (multipliers above
+    1, group convolution) compute one output texel per item, reading lane by lane. Work items
+    are fused over the output, the width innermost, and split into work groups of
     ``GroupConv2dConfig.threads``.
 
     Parameters
@@ -154,10 +156,18 @@ class GroupConv2d(AdrenoScheduleRule):
         loops = sch.get_loops(conv)
         reduce_loops = loops[5:]
         # The sliding window needs the (kernel row, kernel column) reduction of a depthwise
-        # conv; the width must be static to pick a divisor of it.
-        width = sch.get(loops[3]).extent
+        # conv; the width must be static to pick a divisor of it, and the height to stack rows.
+        height, width = sch.get(loops[2]).extent, sch.get(loops[3]).extent
         streaming = whole_texels and len(reduce_loops) == 2 and isinstance(width, tirx.IntImm)
         columns = largest_divisor(int(width), config.columns) if streaming else 1
+        rows = 1
+        if streaming and isinstance(height, tirx.IntImm):
+            rows = largest_divisor(int(height), config.rows)
+        # An item of one output row stages the input row under it per kernel row; an item of
+        # stacked rows stages the input column under them per kernel column, so that the
+        # items of a warp, neighbours along the row, read neighbouring texels at every tap.
+        if rows > 1:
+            reduce_loops = reduce_loops[::-1]
 
         window = sch.cache_read(conv, 0, "local", consumer_blocks=[conv]) if streaming else None
         weights = None
@@ -166,8 +176,10 @@ class GroupConv2d(AdrenoScheduleRule):
             if analysis.get_sblock_info(sch, producer).is_injective():
                 sch.compute_inline(producer)
         n, occ, oh, ow, lane = loops[:5]
+        oh_outer, oh_inner = sch.split(oh, [None, rows], preserve_unit_iters=True)
         ow_outer, ow_inner = sch.split(ow, [None, columns], preserve_unit_iters=True)
-        items = sch.fuse(n, occ, oh, ow_outer, preserve_unit_iters=True)
+        sch.reorder(oh_outer, ow_outer, oh_inner, ow_inner)
+        items = sch.fuse(n, occ, oh_outer, ow_outer, preserve_unit_iters=True)
         # Fewer items than a work group: a work group of their number. With a single, partial
         # work group C++ ``ReverseComputeAt`` drops the bound of the output write-back (as in
         # ``Conv2d``): the texels of the columns would be stored past the tensor.
@@ -176,7 +188,7 @@ class GroupConv2d(AdrenoScheduleRule):
         if isinstance(extent, tirx.IntImm):
             threads = min(threads, int(extent))
         bx, tx = sch.split(items, [None, threads], preserve_unit_iters=True)
-        sch.reorder(bx, tx, *reduce_loops, ow_inner, lane)
+        sch.reorder(bx, tx, *reduce_loops, oh_inner, ow_inner, lane)
         sch.bind(bx, "blockIdx.x")
         sch.bind(tx, "threadIdx.x")
 
@@ -186,15 +198,15 @@ class GroupConv2d(AdrenoScheduleRule):
         if whole_texels:
             sch.vectorize(lane)
         if streaming:
-            # The input row under the item's columns, per kernel row: one pixel read each.
+            # The input under the item's outputs, per staging step: one pixel read each.
             sch.compute_at(window, reduce_loops[0], preserve_unit_loops=True)
             sch.vectorize(sch.get_loops(window)[-1])
-            # The kernel row's weight texels, each read once for all the columns.
+            # The step's weight texels, each read once for all the item's outputs.
             weights = sch.cache_read(conv, 1, "local", consumer_blocks=[conv])
             sch.compute_at(weights, reduce_loops[0], preserve_unit_loops=True)
             sch.vectorize(sch.get_loops(weights)[-1])
-            sch.unroll(reduce_loops[1])
-            sch.unroll(ow_inner)
+            for loop in (reduce_loops[1], oh_inner, ow_inner):
+                sch.unroll(loop)
         init = sch.decompose_reduction(conv, reduce_loops[0])
         sch.vectorize(sch.get_loops(init)[-1])
 
