@@ -41,7 +41,10 @@ times each recorded kernel on its own (arguments allocated in their scopes, rand
 device timer, median of ``--repeat`` samples of enough launches for 2 ms), sums a layer's
 conv kernels (``kernel_us``) and, apart, the other kernels of its ``main`` (``other_us``: the
 layout transforms into and out of the texture layout), and checks each Adreno variant's
-output against the first label's on the same inputs.
+output against the first label's on the same inputs. Beside ``kernel_us``: the host's
+enqueue time per launch within the timer's spans (``kernel_host_us``; equal to ``kernel_us``
+when the kernel is shorter than a launch, and the timer then measures the host) and the
+median of the kernels' own profiling events over 50 traced launches (``kernel_event_us``).
 """
 
 import argparse
