@@ -122,53 +122,32 @@ def test_depthwise_tile_numerics(case, tile, rng):
     tt.check_numerics(CASES[case].fn, "float32", rng, name=f"{case} ({tile[0]} x {tile[1]})")
 
 
-def _depthwise_kernel(case, monkeypatch, **knobs):
+@pytest.mark.parametrize("slide", ["along_rows", "down_columns"])
+@pytest.mark.parametrize(
+    "case, outputs, window",
+    [
+        # The inputs are square, so the counts hold for rows and columns alike.
+        # 9 outputs a row: 3 per item; at stride 1 a 3x3 row of 3 outputs spans 5 pixels.
+        ("depthwise_3x3", 3, 5),
+        # 6 outputs a row at stride 2: 3 per item, (3 - 1) * 2 + 3 = 7 pixels.
+        ("depthwise_3x3_stride2", 3, 7),
+        # 5x5 at dilation 2 on 12 outputs a row: 4 per item, 3 + 4 * 2 + 1 = 12 pixels.
+        ("depthwise_5x5_dilation2", 4, 12),
+    ],
+)
+def test_depthwise_window_slides(case, outputs, window, slide, monkeypatch):
+    """An item of one row keeps up to 4 output columns in registers and stages the input row
+    under them once per kernel row; an item of one column keeps up to 4 rows and stages the
+    input column under them once per kernel column. Either way the window slides in
+    registers, not through the image."""
+    knobs = {"columns": 4, "rows": 1} if slide == "along_rows" else {"columns": 1, "rows": 4}
     config = rule_config.GroupConv2dConfig(**knobs)
     monkeypatch.setattr(rule_config.GroupConv2dConfig, "from_target", lambda target: config)
     _, ex = tt.check_compile(CASES[case], "float32")
     (kernel,) = [k for n, k in tt.kernel_sources(ex).items() if "depthwise" in n]
-    return kernel
-
-
-@pytest.mark.parametrize(
-    "case, columns, window",
-    [
-        # 9 output columns: 3 per item; at stride 1 a 3x3 row of 3 outputs spans 5 pixels.
-        ("depthwise_3x3", 3, 5),
-        # 6 output columns at stride 2: 3 per item, (3 - 1) * 2 + 3 = 7 pixels per row.
-        ("depthwise_3x3_stride2", 3, 7),
-        # 5x5 at dilation 2 on 12 columns: 4 per item, 3 + 4 * 2 + 1 = 12 pixels.
-        ("depthwise_5x5_dilation2", 4, 12),
-    ],
-)
-def test_depthwise_streams_rows(case, columns, window, monkeypatch):
-    """An item of one row keeps ``columns`` output texels in registers (up to 4 here) and
-    stages the input row under them once per kernel row: the window slides in registers, not
-    through the image."""
-    kernel = _depthwise_kernel(case, monkeypatch, columns=4, rows=1)
-    assert f"conv2d_NCHWc_OIHWo_local_ptr[{columns}];" in kernel.body, kernel.body[:500]
+    assert f"conv2d_NCHWc_OIHWo_local_ptr[{outputs}];" in kernel.body, kernel.body[:500]
     assert f"data_pad_local_ptr[{window}];" in kernel.body, kernel.body[:500]
-    assert kernel.body.count("READ_IMAGEF") == 1, "one image read (in the row staging loop)"
-
-
-@pytest.mark.parametrize(
-    "case, rows, window",
-    [
-        # 9 output rows: 3 per item; at stride 1 a 3x3 column of 3 outputs spans 5 pixels.
-        ("depthwise_3x3", 3, 5),
-        # 6 output rows at stride 2: 3 per item, (3 - 1) * 2 + 3 = 7 pixels per column.
-        ("depthwise_3x3_stride2", 3, 7),
-        # 5x5 at dilation 2 on 12 rows: 4 per item, 3 + 4 * 2 + 1 = 12 pixels.
-        ("depthwise_5x5_dilation2", 4, 12),
-    ],
-)
-def test_depthwise_streams_columns(case, rows, window, monkeypatch):
-    """An item of stacked rows (one column) stages the input column under them once per
-    kernel column and slides the window down it in registers."""
-    kernel = _depthwise_kernel(case, monkeypatch, columns=1, rows=4)
-    assert f"conv2d_NCHWc_OIHWo_local_ptr[{rows}];" in kernel.body, kernel.body[:500]
-    assert f"data_pad_local_ptr[{window}];" in kernel.body, kernel.body[:500]
-    assert kernel.body.count("READ_IMAGEF") == 1, "one image read (in the column staging loop)"
+    assert kernel.body.count("READ_IMAGEF") == 1, "one image read (in the staging loop)"
 
 
 # Picks one lane out of a pixel read: ``((float*)&v_)[lane]`` in TVM's OpenCL.
