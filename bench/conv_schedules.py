@@ -102,29 +102,20 @@ _OPTIONS = ("required_pass", "conv_weights_in_textures", "depthwise_input_in_buf
 @contextlib.contextmanager
 def _knobs(overrides):
     """Make ``from_target`` of each named rule config return the defaults with ``overrides``."""
-    saved = []
-    try:
+    # pylint: disable-next=import-outside-toplevel
+    from tvm.s_tir.dlight.adreno import config
+
+    with contextlib.ExitStack() as patches:
         for name, fields in overrides.items():
             if name in _OPTIONS:
                 continue
-            # pylint: disable-next=import-outside-toplevel
-            from tvm.s_tir.dlight.adreno import config
-
             cls = getattr(config, name)
-            saved.append((cls, cls.__dict__.get("from_target")))
-            original = cls.from_target
 
-            def _patched(target, _original=original, _fields=fields):
+            def _patched(target, _original=cls.from_target, _fields=fields):
                 return dataclasses.replace(_original(target), **_fields)
 
-            cls.from_target = staticmethod(_patched)
+            patches.enter_context(mock.patch.object(cls, "from_target", staticmethod(_patched)))
         yield
-    finally:
-        for cls, original in saved:
-            if original is None:
-                del cls.from_target  # inherited again
-            else:
-                cls.from_target = original
 
 
 @contextlib.contextmanager
