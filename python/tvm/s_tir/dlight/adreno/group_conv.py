@@ -182,7 +182,7 @@ class GroupConv2d(AdrenoScheduleRule):
         items = sch.fuse(n, occ, oh_outer, ow_outer, preserve_unit_iters=True)
         # Fewer items than a work group: a work group of their number. With a single, partial
         # work group C++ ``ReverseComputeAt`` drops the bound of the output write-back (as in
-        # ``Conv2d``): the texels of the columns would be stored past the tensor.
+        # ``Conv2d``): the texels of the item's outputs would be stored past the tensor.
         extent = sch.get(items).extent
         threads = config.threads
         if isinstance(extent, tirx.IntImm):
