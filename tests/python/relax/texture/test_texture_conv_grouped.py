@@ -111,8 +111,7 @@ def test_numerics(case, dtype_mode, rng):
 @pytest.fixture(name="tile", params=[(1, 1), (8, 8)], ids=["1x1", "8x8"])
 def _tile(request, monkeypatch):
     columns, rows = request.param
-    config = rule_config.GroupConv2dConfig(columns=columns, rows=rows)
-    monkeypatch.setattr(rule_config.GroupConv2dConfig, "from_target", lambda target: config)
+    tt.force_configs(monkeypatch, [rule_config.GroupConv2dConfig(columns=columns, rows=rows)])
     return request.param
 
 
@@ -141,10 +140,13 @@ def test_depthwise_window_slides(case, outputs, window, slide, monkeypatch):
     input column under them once per kernel column. Either way the window slides in
     registers, not through the image."""
     knobs = {"columns": 4, "rows": 1} if slide == "along_rows" else {"columns": 1, "rows": 4}
-    config = rule_config.GroupConv2dConfig(**knobs)
-    monkeypatch.setattr(rule_config.GroupConv2dConfig, "from_target", lambda target: config)
+    tt.force_configs(monkeypatch, [rule_config.GroupConv2dConfig(**knobs)])
     _, ex = tt.check_compile(CASES[case], "float32")
     (kernel,) = [k for n, k in tt.kernel_sources(ex).items() if "depthwise" in n]
+    # the staging loop stays rolled, the taps within it are unrolled
+    staged, unrolled = ("kh", "kw") if slide == "along_rows" else ("kw", "kh")
+    assert f"for (int {staged} = 0;" in kernel.body, kernel.body[:500]
+    assert f"for (int {unrolled} = 0;" not in kernel.body, kernel.body[:500]
     assert f"conv2d_NCHWc_OIHWo_local_ptr[{outputs}];" in kernel.body, kernel.body[:500]
     assert f"data_pad_local_ptr[{window}];" in kernel.body, kernel.body[:500]
     assert kernel.body.count("READ_IMAGEF") == 1, "one image read (in the staging loop)"
