@@ -396,6 +396,7 @@ def _kernel_event_seconds(lib, name, tensors, dev, launches=50):
     """The median of kernel ``name``'s own profiling events (start to end) over ``launches``
     traced launches: its time on the device, whatever the host's pace; None where the runtime
     has no command trace."""
+    import numpy as np  # pylint: disable=import-outside-toplevel
     import tvm  # pylint: disable=import-outside-toplevel
 
     start_trace = tvm.get_global_func("runtime.opencl.start_command_trace", allow_missing=True)
@@ -410,8 +411,8 @@ def _kernel_event_seconds(lib, name, tensors, dev, launches=50):
         dev.sync()
     finally:
         commands = tvm.get_global_func("runtime.opencl.stop_command_trace")(dev)
-    times = sorted(int(end) - int(start) for _, start, end in commands)
-    return times[len(times) // 2] * 1e-9 if times else None
+    times = [int(end) - int(start) for _, start, end in commands]
+    return float(np.median(times)) * 1e-9 if times else None
 
 
 def _check_against_first(cases, outputs, rows, args, dev):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -96,20 +96,20 @@ def measure(name: str, draws: int, base: int) -> int:
     if builtin is not None:
         runners["litert builtin"] = builtin
     needs: Dict[str, List[List[float]]] = {key: [] for key in runners}
+    tolerances: List[Tuple[float, float]] = []
     for seed in range(base, base + draws):
         inputs = suite._random_inputs(model, np.random.default_rng(seed))
         desired = suite._compared(imported.reference(inputs), model)
+        tolerances = [model.output_tolerance.get(i, model.tolerance) for i in range(len(desired))]
         for key, run in runners.items():
             actual = suite._compared(run(inputs), model)
             needs[key].append(
                 [
-                    atol_needed(
-                        a, d, model.output_tolerance.get(i, model.tolerance)[0], model.output_range
-                    )
-                    for i, (a, d) in enumerate(zip(actual, desired))
+                    atol_needed(a, d, rtol, model.output_range)
+                    for (a, d), (rtol, _) in zip(zip(actual, desired), tolerances)
                 ]
             )
-    bounds = [model.output_tolerance.get(i, model.tolerance)[1] for i in range(len(desired))]
+    bounds = [atol_rel for _, atol_rel in tolerances]
     print(f"{name}: atol needed as a share of each output's scale, {draws} draws from seed {base}")
     print("output  bound     " + "  ".join(f"{k + ' q90/q99/max':<32}" for k in runners))
     stats = {key: summarize(rows) for key, rows in needs.items()}
