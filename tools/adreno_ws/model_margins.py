@@ -106,7 +106,7 @@ def measure(name: str, draws: int, base: int) -> int:
             needs[key].append(
                 [
                     atol_needed(a, d, rtol, model.output_range)
-                    for (a, d), (rtol, _) in zip(zip(actual, desired), tolerances)
+                    for a, d, (rtol, _) in zip(actual, desired, tolerances)
                 ]
             )
     bounds = [atol_rel for _, atol_rel in tolerances]
