@@ -18,6 +18,8 @@ from . import WsError
 TOOL_NAME = "adreno_ws"
 TOOL_EMAIL = "adreno-ws@localhost"
 TOOL_DATE = "2000-01-01T00:00:00+0000"
+#: The tag of a materialized repository's base commit.
+BASE_TAG = "adreno-ws-base"
 
 
 def isolated_env(identity: bool = True) -> dict[str, str]:

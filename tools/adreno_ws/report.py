@@ -1,8 +1,9 @@
-"""Small reports for the CI scripts: JUnit totals and ASF license headers."""
+"""Small reports for the CI scripts: JUnit totals, ASF license headers, check failures."""
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from pathlib import Path
 
 ASF_HEADER_LINES = (
@@ -36,3 +37,11 @@ def missing_asf_header(path: Path) -> bool:
     head = path.read_text(encoding="utf-8", errors="replace").splitlines()[:25]
     text = "\n".join(head)
     return not all(line in text for line in ASF_HEADER_LINES)
+
+
+@dataclass
+class Failure:
+    """What failed in one part of ``series check`` (a few words), and the log with details."""
+
+    what: str
+    log: Path

@@ -35,8 +35,9 @@ from pathlib import Path
 
 from . import WsError
 from .base import read_version_py
-from .gitrepo import first_error, git, isolated_env
+from .gitrepo import BASE_TAG, first_error, git, isolated_env
 from .opencl import with_venv_icds
+from .prlint import lint_stack, missing_tools
 from .repo import (
     BASE_DIST,
     MIRROR_PACKAGE,
@@ -46,8 +47,9 @@ from .repo import (
     find_venv_tvm,
     read_base_pin,
 )
+from .report import Failure
+from .stack import STACK_FILE, read_stack
 
-BASE_TAG = "adreno-ws-base"
 #: Where the mirror lives: the package, and upstream's test tree, except the workspace's own
 #: end-to-end suite, which is not part of the series.
 MIRROR_ROOTS = ("python", "tests/python")
@@ -502,7 +504,7 @@ class CheckResult:
     notes: list[str]
 
 
-def check(
+def check(  # pylint: disable=too-many-arguments
     repo: Path,
     base: Path,
     venv: Path | None = None,
@@ -511,8 +513,15 @@ def check(
     progress=print,
     only: list[str] | None = None,
     jobs: int = 1,
+    lint: bool = True,
 ) -> CheckResult:
-    """Apply, re-export, compare the mirror, then test every prefix (see the module doc)."""
+    """Apply, re-export, compare the mirror, then test every prefix (see the module doc).
+
+    With ``patches/stack.toml`` the prefixes are the pull requests': each PR's tests (the
+    test files its patches add or change) run at its last patch, and, with ``lint``, each PR
+    is linted at its tip (:mod:`adreno_ws.prlint`) while the tests run. ``only`` selects
+    patches (or PRs) by number or name prefix; ``jobs`` scratch copies test at once.
+    """
     notes: list[str] = []
     check_base(repo, base)
     patches = committed_series(repo)
@@ -539,7 +548,14 @@ def check(
                 f"{MATERIALIZE_HINT}"
             )
         problems += mirror_problems(repo, added_files(dest))
+        prs = None
+        try:
+            prs = read_stack(repo, len(patches))
+        except WsError as err:
+            problems += err.problems
         notes.append(f"{len(patches)} patches apply to the pristine base and re-export unchanged")
+        if prs:
+            notes.append(f"{len(prs)} PRs in {STACK_FILE}")
         if problems or not run_tests:
             return CheckResult(problems, notes)
         if venv is None or not venv.is_dir():
@@ -550,20 +566,179 @@ def check(
                 ],
                 notes,
             )
-        problems, ran = prefix_tests(dest, patches, venv, Path(tmp), log_dir, progress, only, jobs)
-        notes.append(ran)
-        return CheckResult(problems, notes)
+        checks = _Checks(repo, dest, patches, venv, Path(tmp), log_dir or Path(tmp) / "logs")
+        return CheckResult(*checks.run(prs, progress, only, jobs, lint, notes))
+
+
+def is_test_file(path: str) -> bool:
+    """A test module at upstream's test paths: ``tests/.../test_*.py``."""
+    return (
+        path.startswith("tests/") and Path(path).name.startswith("test_") and path.endswith(".py")
+    )
 
 
 def _tests_of(changes: list[tuple[str, str]]) -> list[str]:
-    return [
-        p
-        for status, p in changes
-        if status != "D"
-        and p.startswith("tests/")
-        and Path(p).name.startswith("test_")
-        and p.endswith(".py")
-    ]
+    return [p for status, p in changes if status != "D" and is_test_file(p)]
+
+
+def tests_in(steps: list[list[tuple[str, str]]]) -> list[str]:
+    """The test files that consecutive commits (their ``(status, path)`` changes) add or
+    change and do not delete again, in the order they first appear."""
+    found: dict[str, None] = {}
+    for changes in steps:
+        for status, path in changes:
+            if status == "D":
+                found.pop(path, None)
+            elif is_test_file(path):
+                found[path] = None
+    return list(found)
+
+
+@dataclass
+class TestUnit:
+    """Tests that run together at one position of the series: one patch's, or one PR's.
+
+    Attributes
+    ----------
+    name : str
+        How a failure names it: ``patches/0002-x.patch`` or ``PR 2 (slug)``.
+    number : int
+        The patch's or the PR's number (``--only`` matches it, or a prefix of ``key``).
+    key : str
+        The patch's file name or the PR's slug.
+    last : int
+        The position (from 1) of the patch after which the tests run.
+    tests : list of str
+        The test files.
+    log : str
+        The stem of its log file.
+    """
+
+    name: str
+    number: int
+    key: str
+    last: int
+    tests: list[str]
+    log: str
+
+    def failure(self, total: int, first: str, summary: str) -> str:
+        """What failed, for the one line naming the unit."""
+        if self.name.startswith("PR "):
+            where = f"at its tip (patch {self.last} of {total})"
+            return f"its tests fail {where}: {first} ({summary})"
+        where = f"at its position in the series ({self.last} of {total})"
+        return f"its own tests fail {where}: {first} ({summary})"
+
+
+class _Checks:  # pylint: disable=too-few-public-methods
+    """The per-patch (or per-PR) part of ``check``: tests at each position, lint per PR."""
+
+    def __init__(
+        self, repo, dest, patches, venv, tmp, log_dir
+    ):  # pylint: disable=too-many-arguments
+        self.repo, self.dest, self.venv, self.tmp, self.log_dir = repo, dest, venv, tmp, log_dir
+        self.patches = patches
+        self.series = commits(dest)
+        self.changes = [_changes(dest, commit) for commit in self.series]
+        log_dir.mkdir(parents=True, exist_ok=True)
+
+    def units(self, prs) -> list[TestUnit]:
+        """Per patch without a stack, else per PR; only those that have tests."""
+        if prs is None:
+            units = [
+                TestUnit(f"patches/{p.name}", i, p.name, i, _tests_of(self.changes[i - 1]), p.stem)
+                for i, p in enumerate(self.patches, 1)
+            ]
+        else:
+            units = [
+                TestUnit(
+                    pr.label,
+                    pr.number,
+                    pr.slug,
+                    pr.last,
+                    tests_in(self.changes[pr.first - 1 : pr.last]),
+                    f"pr-{pr.number:02d}-{pr.slug}",
+                )
+                for pr in prs
+            ]
+        return [unit for unit in units if unit.tests]
+
+    def run(self, prs, progress, only, jobs, lint, notes) -> tuple[list[str], list[str]]:
+        """Run the tests (and lint, per PR); return (problems, notes)."""
+        # pylint: disable=too-many-arguments,too-many-locals
+        units = [
+            u
+            for u in self.units(prs)
+            if not only or any(_selects(o, u.number, u.key) for o in only)
+        ]
+        started, cpu_before = time.time(), _children_cpu()
+        linted, lint_failures, lint_errors = [], {}, []
+        thread = None
+        if prs and lint:
+            python = self.venv / "bin" / "python"
+            missing = missing_tools(python)
+            if missing:
+                return [
+                    f"{' and '.join(missing)} not installed in {self.venv} (series check lints "
+                    "each PR with them): run `python -m adreno_ws setup`, which installs "
+                    "ci/requirements-lint.txt, or pass --no-lint"
+                ], notes
+            rcfile = self.repo / "pylintrc"
+            if not rcfile.is_file():
+                return [
+                    "pylintrc is missing from the workspace (series check lints each PR with "
+                    "it): restore it from git, or pass --no-lint"
+                ], notes
+            linted = [
+                p for p in prs if not only or any(_selects(o, p.number, p.slug) for o in only)
+            ]
+
+            def run_lint():
+                try:
+                    lint_failures.update(
+                        lint_stack(
+                            self.dest,
+                            self.series,
+                            linted,
+                            python,
+                            rcfile,
+                            self.log_dir,
+                            self.tmp / "lint-tree",
+                        )
+                    )
+                except WsError as err:
+                    lint_errors.extend(err.problems)
+
+            # Lint works alongside the tests: one more process, mostly waiting on the tests.
+            thread = threading.Thread(target=run_lint)
+            thread.start()
+        test_failures = prefix_tests(self, units, progress, max(1, min(jobs, len(units) or 1)))
+        if thread is not None:
+            thread.join()
+        if lint_errors:
+            return lint_errors, notes
+        names = {u.number: u.name for u in units} | {p.number: p.label for p in linted}
+        # The first unit whose tests fail (later ones may fail for its reason), every PR whose
+        # lint fails: one line each.
+        failed = dict(sorted(test_failures.items())[:1])
+        problems = []
+        for number in sorted(set(failed) | set(lint_failures)):
+            parts = [f for f in (failed.get(number), lint_failures.get(number)) if f]
+            problems.append(
+                f"{names[number]}: {'; '.join(p.what for p in parts)}; "
+                f"log: {', '.join(str(p.log) for p in parts)}"
+            )
+        if problems:
+            return problems, notes
+        what = "PRs" if prs else "patches"
+        notes.append(
+            f"the {'' if prs else 'own '}tests of {len(units)} {what} pass at their "
+            f"{'tips' if prs else 'position in the series'}"
+            + (f", {len(linted)} PRs lint clean" if linted else "")
+            + f" ({time.time() - started:.0f} s, {_children_cpu() - cpu_before:.0f} CPU s, "
+            f"{jobs} job{'s' if jobs > 1 else ''})"
+        )
+        return [], notes
 
 
 def _changes(dest: Path, commit: str) -> list[tuple[str, str]]:
@@ -630,47 +805,38 @@ def _scratch_tvm(installed: Path, dest: Path, site: Path) -> Path:
     return scratch
 
 
-def prefix_tests(  # pylint: disable=too-many-arguments,too-many-locals
-    dest, patches, venv, tmp, log_dir, progress, only=None, jobs=1
-) -> tuple[list[str], str]:
-    """Advance a scratch ``tvm`` commit by commit and run each patch's own tests there.
+def prefix_tests(checks: _Checks, units: list[TestUnit], progress, jobs: int) -> dict:
+    """Advance scratch ``tvm`` copies commit by commit and run each unit's tests at its place.
 
-    ``only``: run the tests of these patches alone (numbers like ``12`` or name prefixes).
-    ``jobs``: scratch copies working at once, each advancing through every patch and running
-    every ``jobs``-th patch's tests. The first failing patch in series order is reported.
+    ``jobs`` copies work at once, each advancing through the series and running every
+    ``jobs``-th unit's tests; a copy stops at its first failure, and every copy stops past the
+    earliest failure found. Returns ``{unit number: Failure}``.
     """
-    log_dir = log_dir or tmp / "logs"
-    log_dir.mkdir(parents=True, exist_ok=True)
-    series = list(zip(commits(dest), patches))
-    changes = [_changes(dest, commit) for commit, _ in series]
-    selected = [
-        index
-        for index, (_, patch) in enumerate(series, 1)
-        if _tests_of(changes[index - 1])
-        and (not only or any(_selects(o, index, patch.name) for o in only))
-    ]
-    jobs = max(1, min(jobs, len(selected) or 1))
-    groups = [set(selected[w::jobs]) for w in range(jobs)]
+    dest, series, changes, tmp = checks.dest, checks.series, checks.changes, checks.tmp
+    groups = [{u.last: u for u in units[w::jobs]} for w in range(jobs)]
     (tmp / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider\n")
-    installed = find_venv_tvm(venv)
-    started, cpu_before = time.time(), _children_cpu()
-    failures: dict[int, str] = {}
+    installed = find_venv_tvm(checks.venv)
+    failures: dict[int, Failure] = {}
+    failed_at: list[int] = []
 
     def worker(number: int) -> None:
         # The scratch package sits at the same place every run, and its byte code is kept
         # (PYTHONPYCACHEPREFIX): only the files the series changes are compiled again.
-        site, work = log_dir / f"site{number}", tmp / f"work{number}"
+        site, work = checks.log_dir / f"site{number}", tmp / f"work{number}"
         shutil.rmtree(site, ignore_errors=True)
         site.mkdir(parents=True)
         work.mkdir()
         scratch = _scratch_tvm(installed, dest, site)
         env = dict(
-            os.environ, PYTHONPATH=str(site), PYTHONPYCACHEPREFIX=str(log_dir / f"pycache{number}")
+            os.environ,
+            PYTHONPATH=str(site),
+            PYTHONPYCACHEPREFIX=str(checks.log_dir / f"pycache{number}"),
         )
         env.setdefault("TVM_OPENCL_DEVICE", "portable")
-        with_venv_icds(env, venv)
-        for index, (commit, patch) in enumerate(series, 1):
-            if index > max(groups[number], default=0) or failures and index > min(failures):
+        with_venv_icds(env, checks.venv)
+        mine = groups[number]
+        for index, commit in enumerate(series, 1):
+            if index > max(mine, default=0) or failed_at and index > min(failed_at):
                 break
             stamp = time.time() + index
             for status, path in changes[index - 1]:
@@ -681,22 +847,12 @@ def prefix_tests(  # pylint: disable=too-many-arguments,too-many-locals
                 else:
                     continue
                 _place(dest, commit, path, target, status, stamp)
-            if index not in groups[number]:
+            if index not in mine:
                 continue
-            failure = _run_tests(
-                venv,
-                tmp,
-                work,
-                env,
-                log_dir,
-                patch,
-                _tests_of(changes[index - 1]),
-                index,
-                len(series),
-                progress,
-            )
+            failure = _run_tests(checks, work, env, mine[index], progress)
             if failure:
-                failures[index] = failure
+                failures[mine[index].number] = failure
+                failed_at.append(index)
                 break
         shutil.rmtree(site, ignore_errors=True)
 
@@ -705,37 +861,31 @@ def prefix_tests(  # pylint: disable=too-many-arguments,too-many-locals
         thread.start()
     for thread in threads:
         thread.join()
-    if failures:
-        return [failures[min(failures)]], ""
-    return [], (
-        f"the own tests of {len(selected)} patches pass at their position in the series "
-        f"({time.time() - started:.0f} s, {_children_cpu() - cpu_before:.0f} CPU s, "
-        f"{jobs} job{'s' if jobs > 1 else ''})"
-    )
+    return failures
 
 
-def _run_tests(venv, tmp, work, env, log_dir, patch, tests, index, total, progress) -> str | None:
-    """Run one patch's tests in ``work``; None, or the one line naming the patch."""
-    # pylint: disable=too-many-arguments
-    log = log_dir / f"{patch.stem}.log"
+def _run_tests(checks: _Checks, work: Path, env, unit: TestUnit, progress) -> Failure | None:
+    """Run one unit's tests in ``work``; None, or what failed."""
+    log = checks.log_dir / f"{unit.log}.log"
     cmd = [
-        str(venv / "bin" / "python"),
+        str(checks.venv / "bin" / "python"),
         "-m",
         "pytest",
         "-q",
         "-rfE",
         "-c",
-        str(tmp / "pytest.ini"),
+        str(checks.tmp / "pytest.ini"),
         "--rootdir",
         str(work),
-        *tests,
+        *unit.tests,
     ]
     clock = time.time()
     proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, check=False)
     log.write_text(proc.stdout + proc.stderr, encoding="utf-8")
     summary = (proc.stdout.strip().splitlines() or ["(no output)"])[-1]
+    total = len(checks.series)
     progress(
-        f"series check: {index:2d}/{total} {patch.name}: {summary} "
+        f"series check: {unit.last:2d}/{total} {unit.name}: {summary} "
         f"({time.time() - clock:.0f} s)"
     )
     if proc.returncode == 0:
@@ -744,10 +894,7 @@ def _run_tests(venv, tmp, work, env, log_dir, patch, tests, index, total, progre
         l.split(" ", 1)[1] for l in proc.stdout.splitlines() if l.startswith(("FAILED ", "ERROR "))
     ]
     first = failed[0].split(" - ")[0] if failed else summary
-    return (
-        f"patches/{patch.name}: its own tests fail at its position in the series "
-        f"({index} of {total}): {first} ({summary}); log: {log}"
-    )
+    return Failure(unit.failure(total, first, summary), log)
 
 
 def _selects(selector: str, index: int, name: str) -> bool:
