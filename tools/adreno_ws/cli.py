@@ -98,6 +98,7 @@ def cmd_series_check(args) -> int:
         progress=series.main_progress,
         only=args.only,
         jobs=args.jobs,
+        lint=not args.no_lint,
     )
     if result.problems:
         raise WsError(*result.problems)
@@ -132,6 +133,48 @@ def cmd_series_fold(args) -> int:
         args.repo, Path(args.dir), args.range, not args.no_autosquash, message=message
     ):
         print(f"series: {line}")
+    return 0
+
+
+def _stack_repo(args, dest: str | None):
+    """The materialized repository ``dest`` (or a scratch one) with its commits and PRs."""
+    from .pr import stack_repo  # pylint: disable=import-outside-toplevel
+
+    return stack_repo(args.repo, None if dest else _base_dir(args), Path(dest) if dest else None)
+
+
+def cmd_pr_list(args) -> int:
+    """The PRs of patches/stack.toml, and how well the series is cut."""
+    from .pr import list_lines  # pylint: disable=import-outside-toplevel
+
+    with _stack_repo(args, args.dir) as (dest, series, prs):
+        for line in list_lines(dest, series, prs):
+            print(line)
+    return 0
+
+
+def cmd_pr_branch(args) -> int:
+    """Branches pr/NN-slug at each PR's last commit of a materialized repository."""
+    from .pr import make_branches  # pylint: disable=import-outside-toplevel
+
+    with _stack_repo(args, args.dir) as (dest, series, prs):
+        for line in make_branches(dest, series, prs):
+            print(line)
+    return 0
+
+
+def cmd_pr_mail(args) -> int:
+    """git format-patch --cover-letter of one PR, with its title and letter."""
+    from .pr import pick, write_mail  # pylint: disable=import-outside-toplevel
+
+    with _stack_repo(args, args.dir) as (dest, series, prs):
+        pull = pick(prs, args.number)
+        if args.output:
+            out, clear = Path(args.output), False
+        else:
+            out, clear = args.repo / "build" / "pr-mail" / pull.branch.split("/", 1)[1], True
+        for path in write_mail(dest, series, pull, out, clear):
+            print(path)
     return 0
 
 
@@ -354,13 +397,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     def check_opts(p):
         """`series check` and its older name `patches check`."""
-        p.add_argument("--no-tests", action="store_true", help="skip the per-patch test runs")
+        p.add_argument(
+            "--no-tests", action="store_true", help="skip the per-patch (per-PR) tests and lint"
+        )
+        p.add_argument(
+            "--no-lint", action="store_true", help="skip the per-PR lint (black, pylint, header)"
+        )
         p.add_argument("--venv", default=None, help="venv whose tvm the tests use (default .venv)")
         p.add_argument("--log-dir", default=None, help="pytest logs (default build/series-check)")
         p.add_argument(
             "--only",
             action="append",
-            help="run only this patch's tests (number or name prefix; repeatable)",
+            help="run only this patch's (with patches/stack.toml: this PR's) tests and lint "
+            "(number, or name or slug prefix; repeatable)",
         )
         p.add_argument("--jobs", type=int, default=1, help="scratch copies testing at once")
         base_opts(p)
@@ -420,6 +469,26 @@ def build_parser() -> argparse.ArgumentParser:
         "new patch with it, at the end of the series",
     )
     p.set_defaults(func=cmd_series_fold)
+
+    pr_p = sub.add_parser("pr", help="the pull requests of patches/stack.toml")
+    prsub = pr_p.add_subparsers(dest="pr_command", required=True)
+    p = prsub.add_parser("list", help="the PRs, their sizes and tests; how well the series is cut")
+    p.add_argument("--dir", help="a materialized repository (default: a scratch one)")
+    base_opts(p)
+    p.set_defaults(func=cmd_pr_list)
+    p = prsub.add_parser("branch", help="branches pr/NN-slug at each PR's last commit of DIR")
+    p.add_argument("dir", help="a repository made by `series materialize`")
+    p.set_defaults(func=cmd_pr_branch)
+    p = prsub.add_parser("mail", help="git format-patch --cover-letter of PR N's commits")
+    p.add_argument("number", type=int, help="the PR's number in patches/stack.toml (from 1)")
+    p.add_argument("--dir", help="a materialized repository (default: a scratch one)")
+    p.add_argument(
+        "-o",
+        "--output",
+        help="a directory without mails in it (default build/pr-mail/NN-slug, emptied first)",
+    )
+    base_opts(p)
+    p.set_defaults(func=cmd_pr_mail)
 
     runtime_p = sub.add_parser("runtime", help="build or install the OpenCL runtime library")
     rsub = runtime_p.add_subparsers(dest="runtime_command", required=True)
