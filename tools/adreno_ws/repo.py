@@ -11,8 +11,14 @@ from . import WsError
 BASE_REQUIREMENTS = Path("ci/requirements-base.txt")
 TEST_REQUIREMENTS = Path("ci/requirements-test.txt")
 # Optional requirement files, installed when present: the real-model tests, the docs build,
-# and packages that must come without their declared dependencies (see each file's header).
-EXTRA_REQUIREMENTS = (Path("ci/requirements-models.txt"), Path("ci/requirements-docs.txt"))
+# the linters `series check` runs on each PR of patches/stack.toml (black and pylint: a few
+# seconds to install), and packages that must come without their declared dependencies (see
+# each file's header).
+EXTRA_REQUIREMENTS = (
+    Path("ci/requirements-models.txt"),
+    Path("ci/requirements-docs.txt"),
+    Path("ci/requirements-lint.txt"),
+)
 NODEPS_REQUIREMENTS = Path("ci/requirements-models-nodeps.txt")
 INTEL_OPENCL_SCRIPT = Path("ci/opencl-intel.sh")
 PATCH_DIR = Path("patches")

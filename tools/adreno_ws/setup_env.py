@@ -3,8 +3,10 @@
 Steps, each skipped when its stamp says it is done:
 
 1. a virtual environment (default ``.venv`` at the repository root);
-2. ``pip install -r ci/requirements-base.txt -r ci/requirements-test.txt``
-   (stamp: the hash of both files and the Python version);
+2. ``pip install -r ci/requirements-base.txt -r ci/requirements-test.txt``, and the optional
+   requirements that exist (models, docs, and the linters of ``ci/requirements-lint.txt``,
+   which ``series check`` runs on each PR) (stamp: the hashes of the files and the Python
+   version);
 3. the OpenCL packages (PoCL, the ICD loader, headers, clinfo) through apt-get when root,
    then at least one OpenCL device must be visible;
 4. the patch series applied to the venv's tvm (its own record makes this a no-op when done;
