@@ -566,7 +566,7 @@ def check(  # pylint: disable=too-many-arguments
                 ],
                 notes,
             )
-        checks = _Checks(repo, dest, patches, venv, Path(tmp), log_dir or Path(tmp) / "logs")
+        checks = PrefixChecks(repo, dest, patches, venv, Path(tmp), log_dir or Path(tmp) / "logs")
         return CheckResult(*checks.run(prs, progress, only, jobs, lint, notes))
 
 
@@ -596,29 +596,19 @@ def tests_in(steps: list[list[tuple[str, str]]]) -> list[str]:
 
 @dataclass
 class TestUnit:
-    """Tests that run together at one position of the series: one patch's, or one PR's.
+    """Tests that run together at one position of the series: one patch's, or one PR's."""
 
-    Attributes
-    ----------
-    name : str
-        How a failure names it: ``patches/0002-x.patch`` or ``PR 2 (slug)``.
-    number : int
-        The patch's or the PR's number (``--only`` matches it, or a prefix of ``key``).
-    key : str
-        The patch's file name or the PR's slug.
-    last : int
-        The position (from 1) of the patch after which the tests run.
-    tests : list of str
-        The test files.
-    log : str
-        The stem of its log file.
-    """
-
+    #: How a failure names it: ``patches/0002-x.patch`` or ``PR 2 (slug)``.
     name: str
+    #: The patch's or the PR's number (``--only`` matches it, or a prefix of ``key``).
     number: int
+    #: The patch's file name or the PR's slug.
     key: str
+    #: The position (from 1) of the patch after which the tests run.
     last: int
+    #: The test files.
     tests: list[str]
+    #: The stem of its log file.
     log: str
 
     def failure(self, total: int, first: str, summary: str) -> str:
@@ -630,12 +620,25 @@ class TestUnit:
         return f"its own tests fail {where}: {first} ({summary})"
 
 
-class _Checks:  # pylint: disable=too-few-public-methods
-    """The per-patch (or per-PR) part of ``check``: tests at each position, lint per PR."""
+class PrefixChecks:
+    """The per-patch (or per-PR) part of ``check``: tests at each position, lint per PR.
 
-    def __init__(
-        self, repo, dest, patches, venv, tmp, log_dir
-    ):  # pylint: disable=too-many-arguments
+    Parameters
+    ----------
+    repo : Path
+        The workspace.
+    dest : Path
+        The scratch repository ``check`` materialized.
+    patches : list of Path
+        The mails, in series order.
+    venv : Path
+        The virtual environment to test (and lint) with.
+    tmp, log_dir : Path
+        Scratch space, and where the logs go.
+    """
+
+    def __init__(self, repo, dest, patches, venv, tmp, log_dir):
+        # pylint: disable=too-many-arguments
         self.repo, self.dest, self.venv, self.tmp, self.log_dir = repo, dest, venv, tmp, log_dir
         self.patches = patches
         self.series = commits(dest)
@@ -663,63 +666,74 @@ class _Checks:  # pylint: disable=too-few-public-methods
             ]
         return [unit for unit in units if unit.tests]
 
+    def lint_problem(self) -> str | None:
+        """Why the PRs cannot be linted, or None."""
+        missing = missing_tools(self.venv / "bin" / "python")
+        if missing:
+            return (
+                f"{' and '.join(missing)} not installed in {self.venv} (series check lints "
+                "each PR with them): run `python -m adreno_ws setup`, which installs "
+                "ci/requirements-lint.txt, or pass --no-lint"
+            )
+        if not (self.repo / "pylintrc").is_file():
+            return (
+                "pylintrc is missing from the workspace (series check lints each PR with "
+                "it): restore it from git, or pass --no-lint"
+            )
+        return None
+
+    def start_lint(self, prs) -> tuple:
+        """Lint ``prs`` in a thread: (the thread, {PR number: Failure}, errors)."""
+        failures: dict[int, Failure] = {}
+        errors: list[str] = []
+
+        def run_lint():
+            try:
+                failures.update(
+                    lint_stack(
+                        self.dest,
+                        self.series,
+                        prs,
+                        self.venv / "bin" / "python",
+                        self.repo / "pylintrc",
+                        self.log_dir,
+                        self.tmp / "lint-tree",
+                    )
+                )
+            except WsError as err:
+                errors.extend(err.problems)
+
+        # Lint works beside the tests: one more process, its pylint runs cost about as much
+        # as a PR's tests (see prlint's doc).
+        thread = threading.Thread(target=run_lint)
+        thread.start()
+        return thread, failures, errors
+
     def run(self, prs, progress, only, jobs, lint, notes) -> tuple[list[str], list[str]]:
         """Run the tests (and lint, per PR); return (problems, notes)."""
         # pylint: disable=too-many-arguments,too-many-locals
-        units = [
-            u
-            for u in self.units(prs)
-            if not only or any(_selects(o, u.number, u.key) for o in only)
-        ]
+
+        def chosen(number, key):
+            return not only or any(_selects(o, number, key) for o in only)
+
+        units = [u for u in self.units(prs) if chosen(u.number, u.key)]
+        linted = [p for p in prs if chosen(p.number, p.slug)] if prs and lint else []
         started, cpu_before = time.time(), _children_cpu()
-        linted, lint_failures, lint_errors = [], {}, []
-        thread = None
-        if prs and lint:
-            python = self.venv / "bin" / "python"
-            missing = missing_tools(python)
-            if missing:
-                return [
-                    f"{' and '.join(missing)} not installed in {self.venv} (series check lints "
-                    "each PR with them): run `python -m adreno_ws setup`, which installs "
-                    "ci/requirements-lint.txt, or pass --no-lint"
-                ], notes
-            rcfile = self.repo / "pylintrc"
-            if not rcfile.is_file():
-                return [
-                    "pylintrc is missing from the workspace (series check lints each PR with "
-                    "it): restore it from git, or pass --no-lint"
-                ], notes
-            linted = [
-                p for p in prs if not only or any(_selects(o, p.number, p.slug) for o in only)
-            ]
-
-            def run_lint():
-                try:
-                    lint_failures.update(
-                        lint_stack(
-                            self.dest,
-                            self.series,
-                            linted,
-                            python,
-                            rcfile,
-                            self.log_dir,
-                            self.tmp / "lint-tree",
-                        )
-                    )
-                except WsError as err:
-                    lint_errors.extend(err.problems)
-
-            # Lint works alongside the tests: one more process, mostly waiting on the tests.
-            thread = threading.Thread(target=run_lint)
-            thread.start()
-        test_failures = prefix_tests(self, units, progress, max(1, min(jobs, len(units) or 1)))
+        thread, lint_failures, lint_errors = None, {}, []
+        if linted:
+            problem = self.lint_problem()
+            if problem:
+                return [problem], notes
+            thread, lint_failures, lint_errors = self.start_lint(linted)
+        jobs = max(1, min(jobs, len(units) or 1))
+        test_failures = prefix_tests(self, units, progress, jobs)
         if thread is not None:
             thread.join()
         if lint_errors:
             return lint_errors, notes
         names = {u.number: u.name for u in units} | {p.number: p.label for p in linted}
-        # The first unit whose tests fail (later ones may fail for its reason), every PR whose
-        # lint fails: one line each.
+        # The first unit whose tests fail (later ones may fail for its reason), and every PR
+        # whose lint fails: one line each.
         failed = dict(sorted(test_failures.items())[:1])
         problems = []
         for number in sorted(set(failed) | set(lint_failures)):
@@ -730,10 +744,12 @@ class _Checks:  # pylint: disable=too-few-public-methods
             )
         if problems:
             return problems, notes
-        what = "PRs" if prs else "patches"
         notes.append(
-            f"the {'' if prs else 'own '}tests of {len(units)} {what} pass at their "
-            f"{'tips' if prs else 'position in the series'}"
+            (
+                f"the tests of {len(units)} PRs pass at their tips"
+                if prs
+                else f"the own tests of {len(units)} patches pass at their position in the series"
+            )
             + (f", {len(linted)} PRs lint clean" if linted else "")
             + f" ({time.time() - started:.0f} s, {_children_cpu() - cpu_before:.0f} CPU s, "
             f"{jobs} job{'s' if jobs > 1 else ''})"
@@ -805,7 +821,7 @@ def _scratch_tvm(installed: Path, dest: Path, site: Path) -> Path:
     return scratch
 
 
-def prefix_tests(checks: _Checks, units: list[TestUnit], progress, jobs: int) -> dict:
+def prefix_tests(checks: PrefixChecks, units: list[TestUnit], progress, jobs: int) -> dict:
     """Advance scratch ``tvm`` copies commit by commit and run each unit's tests at its place.
 
     ``jobs`` copies work at once, each advancing through the series and running every
@@ -864,7 +880,7 @@ def prefix_tests(checks: _Checks, units: list[TestUnit], progress, jobs: int) ->
     return failures
 
 
-def _run_tests(checks: _Checks, work: Path, env, unit: TestUnit, progress) -> Failure | None:
+def _run_tests(checks: PrefixChecks, work: Path, env, unit: TestUnit, progress) -> Failure | None:
     """Run one unit's tests in ``work``; None, or what failed."""
     log = checks.log_dir / f"{unit.log}.log"
     cmd = [

@@ -34,27 +34,19 @@ _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.M)
 
 @dataclass(frozen=True)
 class Pr:
-    """One pull request of the stack.
+    """One pull request of the stack."""
 
-    Attributes
-    ----------
-    number : int
-        Its place in the stack, from 1.
-    slug : str
-        Short name, used in its branch name.
-    title : str
-        The pull request's title.
-    first, last : int
-        The 1-based positions in ``patches/series`` of its first and last patch.
-    letter : Path
-        The cover letter body (markdown).
-    """
-
+    #: Its place in the stack, from 1.
     number: int
+    #: Short name, used in its branch name.
     slug: str
+    #: The pull request's title.
     title: str
+    #: The 1-based position in ``patches/series`` of its first patch.
     first: int
+    #: The 1-based position in ``patches/series`` of its last patch.
     last: int
+    #: The cover letter body (markdown).
     letter: Path
 
     @property
