@@ -7,7 +7,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 ws_setup
-step "patch series (applies, re-exports unchanged, mirror == tip, each patch's tests at its position on PoCL)"
+step "patch series (applies, re-exports unchanged, mirror == tip, each patch's tests at its position on PoCL; with patches/stack.toml each PR's tests at its tip and its lint)"
 ws series check --jobs 2
 step "license headers"
 ws headers || echo "warning: add the ASF header to the files above before sending upstream"
