@@ -15,6 +15,7 @@ import sys
 import pytest
 from adreno_ws_fixtures import REAL_REPO, TEST_PATH, TOOLS, commit, write
 
+from adreno_ws.prlint import black_lines
 from adreno_ws.series import check, commits, export
 
 CONV = "python/tvm/topi/adreno/conv.py"
@@ -311,6 +312,18 @@ def test_check_names_the_pr_whose_tests_fail(stacked, fake_base, venv, tmp_path)
 
 
 # ---------------------------------------------------------------------------- lint per PR
+
+
+def test_black_lines_reads_the_lines_a_diff_changes():
+    diff = (
+        "--- a.py\t2026-01-01 00:00:00+00:00\n+++ a.py\t2026-01-01 00:00:01+00:00\n"
+        "@@ -3,4 +3,4 @@\n x\n--- a removed line that looks like a header\n+y = 1\n z\n w\n"
+        "@@ -20 +20,2 @@\n v\n+\n"
+        "--- b.py\t2026-01-01 00:00:00+00:00\n+++ b.py\t2026-01-01 00:00:01+00:00\n"
+        "@@ -1,2 +1 @@\n-import os\n q\n\\ No newline at end of file\n"
+    )
+    # Line 4 goes, "y = 1" comes between 4 and 5; a blank line comes after line 20.
+    assert black_lines(diff) == {"a.py": {4, 5, 20, 21}, "b.py": {1}}
 
 
 def lint_tools_missing():
