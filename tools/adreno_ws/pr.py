@@ -190,8 +190,8 @@ def fill_cover_letter(mail: str, title: str, body: str) -> str:
     """Put the PR's title and letter into ``git format-patch``'s cover letter template."""
     if _SUBJECT not in mail or _BLURB not in mail:
         raise WsError(
-            "git format-patch's cover letter has no *** SUBJECT HERE *** / *** BLURB HERE ***:"
-            " check your git configuration (format.coverLetter templates)"
+            "git format-patch's cover letter has no *** SUBJECT HERE *** / *** BLURB HERE ***: "
+            "check your git configuration (format.* settings)"
         )
     head, sep, rest = mail.partition("\n\n")
     head = head.replace(_SUBJECT, _header_text(title))
@@ -243,6 +243,8 @@ def write_mail(  # pylint: disable=too-many-arguments
         "format-patch",
         *options,
         "--cover-letter",
+        # The placeholders, never a branch description (format.coverFromDescription).
+        "--cover-from-description=none",
         "-o",
         str(out.resolve()),
         f"{tip_of(series, pull.first - 1)}..{tip_of(series, pull.last)}",

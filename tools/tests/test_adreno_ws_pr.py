@@ -9,12 +9,15 @@ The stack here cuts a four-patch series into three PRs:
 """
 
 import importlib.util
+from email.header import decode_header, make_header
 import subprocess
 import sys
 
 import pytest
 from adreno_ws_fixtures import REAL_REPO, TEST_PATH, TOOLS, commit, write
 
+from adreno_ws import WsError
+from adreno_ws.pr import fill_cover_letter
 from adreno_ws.prlint import black_lines
 from adreno_ws.series import check, commits, export
 
@@ -63,8 +66,8 @@ def git_out(cwd, *args):
     ).stdout.strip()
 
 
-@pytest.fixture
-def stacked(workspace, tmp_path):
+@pytest.fixture(name="stacked")
+def fixture_stacked(workspace, tmp_path):
     """The workspace with a fourth patch and a stack of three PRs over the four patches."""
     series = tmp_path / "series"
     commit(
@@ -119,6 +122,7 @@ def test_pr_list_refuses_a_repository_cut_differently(stacked, tmp_path):
 
 
 def test_pr_branch_stacks_one_branch_per_pr(stacked, tmp_path):
+    """pr/NN-slug at each PR's last commit, made or moved, and stale ones named."""
     series = tmp_path / "series"
     ids = commits(series)
     proc = run_cli(stacked, "pr", "branch", str(series))
@@ -153,7 +157,8 @@ def test_pr_branch_needs_a_materialized_repository(stacked, tmp_path):
 # ---------------------------------------------------------------------------- pr mail
 
 
-def test_pr_mail_writes_the_prs_patches_and_its_letter(stacked, fake_base, tmp_path):
+def test_pr_mail_writes_its_patches_and_letter(stacked, fake_base, tmp_path):
+    """The cover letter has the title and letter; the mails are this PR's alone."""
     out = tmp_path / "mail"
     proc = run_cli(stacked, "pr", "mail", "2", "--base-dir", str(fake_base), "-o", str(out))
     assert proc.returncode == 0, proc.stderr
@@ -178,7 +183,8 @@ def test_pr_mail_writes_the_prs_patches_and_its_letter(stacked, fake_base, tmp_p
     assert "holds mails already (0000-cover-letter.patch ...)" in one_error(again)
 
 
-def test_pr_mail_from_a_materialized_repository_by_default_into_build(stacked, tmp_path):
+def test_pr_mail_from_dir_into_build(stacked, tmp_path):
+    """From a materialized repository into build/pr-mail/NN-slug, emptied first."""
     for _ in range(2):  # the default directory is emptied first
         proc = run_cli(stacked, "pr", "mail", "1", "--dir", str(tmp_path / "series"))
         assert proc.returncode == 0, proc.stderr
@@ -193,6 +199,21 @@ def test_pr_mail_from_a_materialized_repository_by_default_into_build(stacked, t
     )
     line = one_error(run_cli(stacked, "pr", "mail", "4", "--dir", str(tmp_path / "series")))
     assert "there is no PR 4: patches/stack.toml has PRs 1 to 3" in line
+
+
+def test_cover_letter_not_ascii():
+    """A title that is not ASCII is encoded; a letter that is not gets a charset."""
+    template = (
+        "From: A <a@example.com>\nSubject: [PATCH 0/1] *** SUBJECT HERE ***\n\n"
+        "*** BLURB HERE ***\n\nA (1):\n  x\n"
+    )
+    mail = fill_cover_letter(template, "[Relax] Größe", "Über die Größe.\n")
+    subject = mail.split("Subject: ", 1)[1].split("\n", 1)[0]
+    assert str(make_header(decode_header(subject))) == "[PATCH 0/1] [Relax] Größe"
+    assert "Content-Type: text/plain; charset=UTF-8\n" in mail.split("\n\n")[0] + "\n"
+    assert "\n\nÜber die Größe.\n\nA (1):" in mail
+    with pytest.raises(WsError, match="cover letter has no"):
+        fill_cover_letter("Subject: x\n\nbody\n", "t", "b")
 
 
 # ---------------------------------------------------------------------------- a bad stack
@@ -227,6 +248,7 @@ def test_pr_mail_from_a_materialized_repository_by_default_into_build(stacked, t
     ids=["counts", "letter", "toml", "slug", "keys"],
 )
 def test_bad_stack_gives_one_line(stacked, fake_base, change, message):
+    """pr list and series check say what is wrong with the stack in one line."""
     change(stacked)
     for args in (("pr", "list"), ("series", "check", "--no-tests")):
         line = one_error(run_cli(stacked, *args, "--base-dir", str(fake_base)))
@@ -244,7 +266,7 @@ def test_pr_commands_need_the_stack(workspace, fake_base):
 def test_check_tests_each_pr_at_its_tip(stacked, fake_base, venv, tmp_path):
     logs = tmp_path / "logs"
     result = check(stacked, fake_base, venv=venv, log_dir=logs, progress=print, lint=False)
-    assert result.problems == []
+    assert not result.problems
     assert result.notes[1] == "3 PRs in patches/stack.toml"
     assert result.notes[-1].startswith("the tests of 2 PRs pass at their tips (")
     assert sorted(p.name for p in logs.glob("pr-*.log")) == ["pr-02-conv.log", "pr-03-extend.log"]
@@ -265,11 +287,12 @@ def add_test_before_its_module(workspace, tmp_path):
     export(workspace, series)
 
 
-def test_tests_run_at_the_prs_last_patch_not_per_patch(stacked, fake_base, venv, tmp_path):
+def test_tests_run_per_pr_not_per_patch(stacked, fake_base, venv, tmp_path):
+    """A test that needs a later patch of its own PR passes per PR, not per patch."""
     add_test_before_its_module(stacked, tmp_path)
     write_stack(stacked, PR_TITLES + (("later", "[TOPI] A later module", 2),))
     result = check(stacked, fake_base, venv=venv, log_dir=tmp_path / "logs", lint=False)
-    assert result.problems == [], result.problems
+    assert not result.problems, result.problems
     assert result.notes[-1].startswith("the tests of 3 PRs pass at their tips")
     # Without the stack, patch 5's own test fails at its position.
     (stacked / "patches/stack.toml").unlink()
@@ -282,6 +305,7 @@ def test_tests_run_at_the_prs_last_patch_not_per_patch(stacked, fake_base, venv,
 
 
 def test_check_names_the_pr_whose_tests_fail(stacked, fake_base, venv, tmp_path):
+    """The one error line names the PR, the failing test and the log."""
     series = tmp_path / "series"
     git_out(series, "reset", "-q", "--hard", "HEAD~1")
     commit(
@@ -387,12 +411,13 @@ def lint_check(workspace, fake_base, venv, tmp_path, only):
 def test_lint_passes_a_clean_pr(stacked, fake_base, venv, tmp_path):
     lint_stack_with(stacked, tmp_path, CLEAN, None)
     result = lint_check(stacked, fake_base, venv, tmp_path, ["4"])
-    assert result.problems == []
+    assert not result.problems
     assert ", 1 PRs lint clean (" in result.notes[-1]
 
 
 @needs_linters
 def test_lint_names_the_pr_and_what_failed(stacked, fake_base, venv, tmp_path):
+    """Header, black and pylint failures of a PR in one line, the details in the log."""
     bad = CLEAN.replace(HEADER, "").replace("2 * value", "2*value") + "import os\n"
     lint_stack_with(stacked, tmp_path, bad, None)
     result = lint_check(stacked, fake_base, venv, tmp_path, ["old"])
@@ -406,12 +431,12 @@ def test_lint_names_the_pr_and_what_failed(stacked, fake_base, venv, tmp_path):
 
 
 @needs_linters
-def test_lint_blames_a_pr_only_for_the_lines_it_changes(stacked, fake_base, venv, tmp_path):
+def test_lint_blames_only_the_lines_a_pr_changes(stacked, fake_base, venv, tmp_path):
     """A file that was there before the PR (upstream's, or an earlier PR's) is checked on the
     lines the PR changes: what black or pylint would say about the rest is not the PR's."""
     earlier = CLEAN.replace("2 * value", "2*value").replace('"""Twice', 'x=1\n    """Twice')
     lint_stack_with(stacked, tmp_path, earlier, earlier.replace("def double", "def triple"))
-    assert lint_check(stacked, fake_base, venv, tmp_path, ["5"]).problems == []
+    assert not lint_check(stacked, fake_base, venv, tmp_path, ["5"]).problems
     lint_stack_with(
         stacked, tmp_path, earlier, earlier.replace("def double(value)", "def double(value,x)")
     )
