@@ -485,6 +485,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "-o",
         "--output",
+        metavar="OUTDIR",
         help="a directory without mails in it (default build/pr-mail/NN-slug, emptied first)",
     )
     base_opts(p)
