@@ -155,12 +155,13 @@ def tuning_database(config: str = "t"):
 
     Opened strictly: a missing or corrupt database is an error of the (t) rows, not a silent
     untuned build. The device is not checked here: the bundle runs where it is carried, and
-    the database names the device it was measured on (compared in the report)."""
-    from tvm.s_tir.meta_schedule import adreno as msa  # pylint: disable=import-outside-toplevel
+    the database names the device it was measured on (compared in the report). A committed
+    database is xz-compressed; ``tuning_db`` hands the loader a decompressed copy."""
+    import tuning_db  # pylint: disable=import-outside-toplevel
 
     variable, folder = TUNING_DATABASES[config]
     path = os.environ.get(variable, str(HERE / "tuning" / folder))
-    return msa.load_database(path, strict=True)
+    return tuning_db.load(path, strict=True)
 
 
 def compile_one(mod, config: str, lift: bool):

@@ -58,6 +58,8 @@ HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
+import tuning_db  # noqa: E402  pylint: disable=wrong-import-position
+
 DEFAULT_MODELS = "resnet50,mobilenetv2,blazeface,palm_detection,layers"
 DEFAULT_DATABASE = HERE / "tuning" / "nvidia-h200"
 
@@ -65,10 +67,9 @@ DEFAULT_DATABASE = HERE / "tuning" / "nvidia-h200"
 def cmd_build(args) -> int:
     """Compile the candidates of every workload of the models into one bundle."""
     import tvm  # pylint: disable=import-outside-toplevel
-    from tvm.s_tir.meta_schedule import adreno as msa  # pylint: disable=import-outside-toplevel
 
     target = tvm.target.Target("qcom/adreno-opencl-texture", host="llvm")
-    tuned = msa.load_database(args.database, strict=True) if args.new_only else None
+    tuned = tuning_db.load(args.database, strict=True) if args.new_only else None
     configs = _refine_around_best(args.database, target, args.refine) if args.refine else None
     bundle = args.work / "bundle" / "candidates"
     shutil.rmtree(bundle, ignore_errors=True)
@@ -188,7 +189,8 @@ def cmd_collect(args) -> int:
     from tvm.s_tir.meta_schedule import adreno as msa  # pylint: disable=import-outside-toplevel
 
     times = json.loads(args.times.read_text(encoding="utf-8"))
-    summary = msa.commit_times(args.work / "bundle" / "candidates", times, args.database)
+    with tuning_db.updating(args.database) as folder:
+        summary = msa.commit_times(args.work / "bundle" / "candidates", times, folder)
     faster = [row for row in summary if row["default_us"] and row["best_us"] < row["default_us"]]
     total_default = sum(row["weight"] * (row["default_us"] or 0) for row in summary)
     total_best = sum(row["weight"] * row["best_us"] for row in summary if row["default_us"])
@@ -361,6 +363,21 @@ def cmd_migrate(args) -> int:
     grows).
     """
     import tvm  # pylint: disable=import-outside-toplevel
+    from tvm.s_tir.meta_schedule import adreno as msa  # pylint: disable=import-outside-toplevel
+
+    target = tvm.target.Target("qcom/adreno-opencl-texture", host="llvm")
+    with tuning_db.updating(args.database) as folder:
+        counts = _migrate(args, target, msa.load_database(folder, strict=True))
+    print(
+        f"[tune migrate] {args.database}: {counts['held']} workloads already held, "
+        f"{counts['migrated']} re-keyed ({counts['records']} records, {counts['no replay']} "
+        f"traces that do not replay left out), {counts['not tuned']} never tuned"
+    )
+    return 0
+
+
+def _migrate(args, target, database) -> dict:
+    """The loop of :func:`cmd_migrate` over ``database`` (a plain, writable copy)."""
     from tvm import s_tir  # pylint: disable=import-outside-toplevel
     from tvm.s_tir.meta_schedule import adreno as msa  # pylint: disable=import-outside-toplevel
     from tvm.s_tir.meta_schedule.database import (  # pylint: disable=import-outside-toplevel
@@ -370,8 +387,6 @@ def cmd_migrate(args) -> int:
     import models  # pylint: disable=import-outside-toplevel
     import run  # pylint: disable=import-outside-toplevel
 
-    target = tvm.target.Target("qcom/adreno-opencl-texture", host="llvm")
-    database = msa.load_database(args.database, strict=True)
     counts = {"held": 0, "migrated": 0, "records": 0, "not tuned": 0, "no replay": 0}
     for name in run.model_list(args.models, args.tiny):
         mod, _, _ = models.get(name, tiny=args.tiny)
@@ -402,12 +417,7 @@ def cmd_migrate(args) -> int:
                 )
                 counts["records"] += 1
             counts["migrated"] += new is not None
-    print(
-        f"[tune migrate] {args.database}: {counts['held']} workloads already held, "
-        f"{counts['migrated']} re-keyed ({counts['records']} records, {counts['no replay']} "
-        f"traces that do not replay left out), {counts['not tuned']} never tuned"
-    )
-    return 0
+    return counts
 
 
 def main() -> int:

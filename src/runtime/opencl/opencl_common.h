@@ -151,7 +151,8 @@ struct DeviceEntry {
   Handle<cl_context> context_;
   Handle<cl_command_queue> queue_;
   // Made on the first timer: on NVIDIA's OpenCL a profiling queue costs every launch host
-  // time even without an event (bench/launch_cost.py), so untimed work stays off it.
+  // time even without an event (docs/benchmarks/findings.rst, "What a kernel launch costs"),
+  // so untimed work stays off it.
   std::once_flag profiling_once_;
   Handle<cl_command_queue> profiling_queue_;
   bool marker_ends_spans_ = false;

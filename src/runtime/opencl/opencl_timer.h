@@ -29,9 +29,10 @@
  * first to CL_PROFILING_COMMAND_END of the marker, gaps between commands included, host time
  * before the first command and after the last excluded. Only those two commands carry an
  * event: on NVIDIA's OpenCL an event doubles the host cost of a launch and spreads the
- * commands apart on the device (bench/launch_cost.py), so an event on every command would time
- * a slower run than the untimed one. Where the probe of the profiling queue finds markers
- * untimed, the timer falls back to an event on every command and the end of the latest.
+ * commands apart on the device (docs/benchmarks/findings.rst, "What a kernel launch costs"), so
+ * an event on every command would time a slower run than the untimed one. Where the probe of
+ * the profiling queue finds markers untimed, the timer falls back to an event on every command
+ * and the end of the latest.
  *
  * Each finished span also keeps, for runtime.opencl.timed_spans, the enqueue times of its two
  * events (CL_PROFILING_COMMAND_QUEUED): how long the first command waited to start and how
