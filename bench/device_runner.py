@@ -758,7 +758,7 @@ def measure_ceilings(tasks, select: str) -> dict:
     try:
         import clbench  # pylint: disable=import-outside-toplevel
 
-        ceil = clbench.measure(select) if "ceilings" in tasks else clbench.OpenCL(select).info()
+        ceil = clbench.measure(select) if "ceilings" in tasks else clbench.describe(select)
         log(
             f"device {ceil['device']} ({ceil['platform']}), driver {ceil['driver']}: fp32 peak "
             f"{ceil.get('peak_gflops', '?')} GFLOP/s, copy {ceil.get('bandwidth_gbs', '?')} GB/s"

@@ -1,4 +1,4 @@
-"""The workspace's OpenCL enumeration without TVM (adreno_ws.opencl) and its users."""
+"""The workspace's one OpenCL binding without TVM (adreno_ws.opencl) and its users."""
 
 import sys
 from pathlib import Path
@@ -29,25 +29,52 @@ def test_devices_are_the_enumerated_handles(listed):
         assert platform and device and pname != "?" and dname != "?", (pname, dname)
 
 
-def test_clbench_picks_its_device_from_the_enumeration(listed, monkeypatch):
-    """bench/clbench.py opens the first enumerated device whose platform or name contains the
+def test_context_opens_the_enumerated_device(listed):
+    """``Context`` opens the first enumerated device whose platform or name contains the
     selection, and refuses a selection that matches none in one line."""
+    dname = listed[-1][3]
+    ctx = opencl.Context(dname)
+    first = next(d for d in listed if dname.lower() in f"{d[1]} {d[3]}".lower())
+    assert (ctx.platform, ctx.device) == (first[0], first[2])
+    assert ctx.device_string(opencl.CL_DEVICE_NAME) == first[3]
+    assert ctx.platform_string(opencl.CL_PLATFORM_NAME) == first[1]
+    with pytest.raises(RuntimeError, match="no OpenCL device matches 'no-such-opencl-device'"):
+        opencl.Context("no-such-opencl-device")
+
+
+def test_context_builds_and_times_a_kernel(listed):
+    """A kernel built from source runs on a buffer and has a profiled time; a source that
+    does not build raises with the build log's error."""
+    ctx = opencl.Context(listed[0][3])
+    prog = ctx.program(
+        "__kernel void fill(__global float* o, float v) { o[get_global_id(0)] = v; }"
+    )
+    out, other = ctx.buffer(64 * 4), ctx.buffer(64 * 4)
+    fill = ctx.kernel(prog, "fill")
+    ctx.set_args(fill, out, 2.5)
+    assert ctx.run(fill, 64, 16) >= 0 and ctx.copy(out, other, 64 * 4) >= 0
+    for mem in (out, other):
+        ctx.release(mem)
+    with pytest.raises(RuntimeError, match="clBuildProgram failed"):
+        ctx.program("__kernel void broken( {")
+
+
+def test_clbench_describes_through_the_binding(listed, monkeypatch):
+    """bench/clbench.py has no OpenCL calls of its own: its device facts are the binding's."""
     monkeypatch.syspath_prepend(str(BENCH))
     sys.modules.pop("clbench", None)
     import clbench  # pylint: disable=import-outside-toplevel
 
-    dname = listed[-1][3]
-    cl = clbench.OpenCL(dname)
-    first = next(d for d in listed if dname.lower() in f"{d[1]} {d[3]}".lower())
-    assert (cl.platform, cl.device) == (first[0], first[2])
-    assert cl.info()["device"] == first[3]
-    with pytest.raises(RuntimeError, match="no OpenCL device matches 'no-such-opencl-device'"):
-        clbench.OpenCL("no-such-opencl-device")
+    assert clbench.opencl is opencl
+    _, pname, _, dname = listed[-1]
+    facts = clbench.describe(f"{pname} {dname}")
+    assert (facts["platform"], facts["device"]) == (pname, dname)
+    assert facts["compute_units"] > 0 and isinstance(facts["cl_khr_fp16"], bool)
 
 
-def test_venv_icds_fill_only_an_unset_vendors_variable(tmp_path):
+def test_venv_icds_fill_only_an_unset_variable(tmp_path):
     with_venv_icds = opencl.with_venv_icds
-    assert with_venv_icds({}, tmp_path) == {}  # setup wrote no ICD list: nothing to point at
+    assert not with_venv_icds({}, tmp_path)  # setup wrote no ICD list: nothing to point at
     vendors = tmp_path / "etc" / "OpenCL" / "vendors-tvm"
     vendors.mkdir(parents=True)
     assert with_venv_icds({"A": "1"}, tmp_path) == {"A": "1", "OCL_ICD_VENDORS": str(vendors)}
