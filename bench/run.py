@@ -54,6 +54,8 @@ import time
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "tools"))
+from adreno_ws.progress import Progress  # noqa: E402  pylint: disable=wrong-import-position
 
 CARRY_LIMIT = 64 << 20
 BUNDLE_SCRIPTS = ("device_runner.py", "clbench.py", "inputs.py")
@@ -103,6 +105,9 @@ def cmd_build(args) -> int:
     names = model_list(args.models, args.tiny)
     configs = [c for c in args.configs.split(",") if c] + ["ref"]
     start = time.perf_counter()
+    # One step per model and configuration: each worker prints a "[build CONFIG] MODEL: ..."
+    # line when it has exported one.
+    progress = Progress("build", len(names) * len(configs), "builds")
 
     def one(config):
         cmd = (
@@ -130,12 +135,13 @@ def cmd_build(args) -> int:
             for line in proc.stdout:
                 logf.write(line)
                 if line.startswith("[build"):
-                    print(line, end="", flush=True)
+                    progress.step(line.rstrip("\n"))
             return proc.wait()
 
     out.mkdir(parents=True, exist_ok=True)
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         codes = list(pool.map(one, configs))
+    progress.close()
     commit = subprocess.run(
         ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
         capture_output=True,

@@ -60,6 +60,9 @@ sys.path.insert(0, str(HERE))
 
 import tuning_db  # noqa: E402  pylint: disable=wrong-import-position
 
+sys.path.insert(0, str(REPO / "tools"))
+from adreno_ws.progress import Progress  # noqa: E402  pylint: disable=wrong-import-position
+
 DEFAULT_MODELS = "resnet50,mobilenetv2,blazeface,palm_detection,layers"
 DEFAULT_DATABASE = HERE / "tuning" / "nvidia-h200"
 
@@ -91,32 +94,48 @@ def cmd_build(args) -> int:
 
 
 def _build_models(args, target, bundle: pathlib.Path, tuned, configs) -> None:
-    """Add the candidates of every workload of ``args.models`` to ``bundle``."""
+    """Add the candidates of every workload of ``args.models`` to ``bundle``, with the tasks
+    walked so far out of every model's tasks, their rate and the time left
+    (``adreno_ws.progress``)."""
     from tvm.s_tir.meta_schedule import adreno as msa  # pylint: disable=import-outside-toplevel
 
     import models  # pylint: disable=import-outside-toplevel
     import run  # pylint: disable=import-outside-toplevel
 
+    loaded = []
     for name in run.model_list(args.models, args.tiny):
-        t = time.perf_counter()
         mod, _, _ = models.get(name, tiny=args.tiny)
         mod["main"] = mod["main"].with_attr("num_input", 1)
+        loaded.append((name, mod, len(msa.extract_tasks(mod, target))))
+    progress = Progress("tune build", sum(count for _, _, count in loaded), "tasks")
+    for name, mod, count in loaded:
+        t, walked = time.perf_counter(), progress.done
+
+        def log(line: str) -> None:
+            # build_candidates says "built TASK: ..." once per task it compiled; it passes
+            # over the others (held by --database, or with nothing to choose) silently.
+            if line.startswith("built "):
+                progress.step(line[len("built ") :])
+            else:
+                progress.echo(line)
+
         manifest = msa.build_candidates(
             mod,
             target,
             bundle,
             max_candidates=args.max_candidates,
             name=name,
-            log=print,
+            log=log,
             tuned=tuned,
             configs=configs,
             max_misses=args.max_misses or None,
         )
-        print(
-            f"[tune build] {name}: {len(manifest['tasks'])} tasks in the bundle so far "
+        progress.step(
+            f"{name}: {len(manifest['tasks'])} tasks in the bundle so far "
             f"[{time.perf_counter() - t:.1f} s]",
-            flush=True,
+            count=max(walked + count - progress.done, 0),
         )
+    progress.close()
 
 
 def _refine_around_best(database: pathlib.Path, target, knobs: str):

@@ -290,7 +290,8 @@ def cmd_census_model(args) -> int:
             "(PYTHONPATH=tools .venv/bin/python -m adreno_ws census MODEL)"
         ) from None
     shapes = model_census.parse_input_shapes(args.input_shape or [])
-    counts, reasons = model_census.census_model(Path(args.model), shapes)
+    # The progress goes to stderr: stdout stays the census alone (--json: one JSON line).
+    counts, reasons = model_census.census_model(Path(args.model), shapes, stream=sys.stderr)
     if args.json:
         print(json.dumps({"model": Path(args.model).name, **counts, "buffers": reasons}))
         return 0

@@ -32,7 +32,9 @@ the first of these that holds (``REASONS`` has the wording):
   keeps on buffers (no texture schedule for it).
 
 ``census_model(path, input_shapes)`` imports an ``.onnx`` or ``.tflite`` file and returns
-both; ``python -m adreno_ws census MODEL`` prints them.
+both; ``python -m adreno_ws census MODEL`` prints them, with the progress of the import and of
+every legalization pass on stderr (``adreno_ws.progress``: in place on a terminal, a line per
+step in a log).
 """
 
 from __future__ import annotations
@@ -367,32 +369,102 @@ def _first_line(err: BaseException) -> str:
     return text[:200]
 
 
-def legalize_for_texture(mod, target=None):
-    """The module after the texture target's legalization phase (scopes decided)."""
+def texture_target():
+    """The texture target the census lowers for (an LLVM host)."""
     import tvm  # pylint: disable=import-outside-toplevel
+
+    return tvm.target.Target(TEXTURE_TARGET, host="llvm")
+
+
+def legalization_passes(target) -> list:
+    """The passes of ``target``'s library dispatch and legalization phases, in order."""
     from tvm import relax  # pylint: disable=import-outside-toplevel
 
-    target = target or tvm.target.Target(TEXTURE_TARGET, host="llvm")
     with target:
-        passes = relax.pipeline.library_dispatch_passes(target)
-        passes += relax.pipeline.legalize_passes(target)
-        return tvm.transform.Sequential(passes)(mod), target
+        return relax.pipeline.library_dispatch_passes(target) + relax.pipeline.legalize_passes(
+            target
+        )
 
 
-def census_model(path, shapes: Dict[str, List[int]] | None = None):
-    """(census counts, buffer reasons) of a model file on the texture target."""
+def legalize_for_texture(mod, target=None, progress=None):
+    """The module after the texture target's legalization phase (scopes decided).
+
+    Parameters
+    ----------
+    mod : tvm.IRModule
+        The imported model.
+    target : Optional[tvm.target.Target]
+        The texture target (default: :func:`texture_target`).
+    progress : Optional[adreno_ws.progress.Progress]
+        When given, the passes of :func:`legalization_passes` run one at a time (each as a
+        ``Sequential`` of one, so a pass is skipped at the same optimization level as in the
+        whole phase) and each is a step of it.
+
+    Returns
+    -------
+    lowered, target : tvm.IRModule, tvm.target.Target
+        The legalized module and the target it was legalized for.
+    """
+    import tvm  # pylint: disable=import-outside-toplevel
+
+    target = target or texture_target()
+    passes = legalization_passes(target)
+    with target:
+        if progress is None:
+            return tvm.transform.Sequential(passes)(mod), target
+        for one in passes:
+            mod = tvm.transform.Sequential([one])(mod)
+            progress.step(one.info.name)
+        return mod, target
+
+
+def census_model(path, shapes: Dict[str, List[int]] | None = None, stream=None):
+    """(census counts, buffer reasons) of a model file on the texture target.
+
+    Parameters
+    ----------
+    path : str or Path
+        An ``.onnx`` or ``.tflite`` file.
+    shapes : Optional[Dict[str, List[int]]]
+        Shapes of the inputs the file leaves dynamic.
+    stream : Optional[TextIO]
+        Where the progress of the import and of every legalization pass goes
+        (:class:`~adreno_ws.progress.Progress`: a line redrawn in place on a terminal, a line
+        per step otherwise); None: no progress. A file that does not import prints none.
+
+    Returns
+    -------
+    counts, reasons : Dict[str, object], List[Dict[str, object]]
+        As :func:`census` and :func:`buffer_reasons` give them.
+    """
+    from pathlib import Path  # pylint: disable=import-outside-toplevel
+
     from . import WsError  # pylint: disable=import-outside-toplevel
+    from .progress import Progress  # pylint: disable=import-outside-toplevel
 
+    target, progress = texture_target(), None
+    if stream is not None:
+        # the import, every legalization pass, the census; a line once the import is done
+        total = len(legalization_passes(target)) + 2
+        progress = Progress("census", total, "steps", stream)
     mod = import_model(path, shapes or {})
+    if progress is not None:
+        progress.step(f"imported {Path(path).name}")
     try:
-        lowered, target = legalize_for_texture(mod)
+        lowered, target = legalize_for_texture(mod, target, progress)
     except Exception as err:  # pylint: disable=broad-except
+        if progress is not None:
+            progress.close()
         raise WsError(
             f"the texture pipeline failed on this model ({type(err).__name__}: "
             f"{_first_line(err)}): report it with the model attached"
         ) from None
     channel_axis = 3 if str(path).endswith(".tflite") else 1  # TFLite models are NHWC
-    return census(lowered), buffer_reasons(lowered, target, channel_axis)
+    counts, reasons = census(lowered), buffer_reasons(lowered, target, channel_axis)
+    if progress is not None:
+        progress.step("census")
+        progress.close()
+    return counts, reasons
 
 
 def format_reasons(rows: List[Dict[str, object]]) -> List[str]:
