@@ -73,6 +73,7 @@ def test_matrices_are_computed_once_and_read_only():
         with pytest.raises(ValueError, match="read-only"):
             matrix[0, 0] = 1.0
 
+
 def test_unsupported_sizes_are_refused():
     with pytest.raises(ValueError, match="tile size"):
         cook_toom_matrices(9, 3)

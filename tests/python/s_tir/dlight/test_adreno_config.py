@@ -201,8 +201,7 @@ def test_knob_adds_a_default_missing_from_its_choices():
 
 
 def test_configs_are_exported_from_the_rule_package():
-    """One class per rule: the package's names are the config module's classes (the reduction
-    rule's own ReductionConfig is gone)."""
+    """One class per rule: the package's names are the config module's classes."""
     for config_class in ALL_CONFIGS + [adreno_config.RuleConfig]:
         assert getattr(dl.adreno, config_class.__name__) is config_class
     assert dl.adreno.reduction.ReductionConfig is adreno_config.ReductionConfig

@@ -179,43 +179,45 @@ class Conv2dConfig(RuleConfig):
     threads: int = knob(
         128,
         (64, 128, 256),
-        "NVIDIA H200 (OpenCL, float32, ResNet-50 and MobileNetV2 layers of bench/models.py): "
-        "the fastest or within 7% of the fastest on every layer of the one-pixel schedule; 256 "
-        "loses up to 40% on 7x7 maps. No Adreno device was measured.",
+        "on a desktop GPU (OpenCL, float32, the ResNet-50 and MobileNetV2 layers) the fastest "
+        "or within 7% of the fastest on every layer of the one-pixel schedule; 256 loses up to "
+        "40% on 7x7 maps. Not measured on an Adreno device",
     )
-    # Conv kernels alone on the NVIDIA H200 (OpenCL, float32, bench/conv_schedules.py;
-    # bench/results/2026-12-01-nvidia-h200-conv-kernels*.csv, us): with the guard off, 4 blocks
-    # x 4 columns was 1.5x to 9x slower than the one-pixel tile of main (64 -> 64 3x3 on 56x56:
-    # 282 against 37), 2 x 4 up to 2x slower (72 against 37); 2 x 2 on the 7x7 stem 33.9
-    # against 37.1 for main's 2 x 1. With these defaults every conv layer of the sweep is as
-    # fast as main's schedule or faster (3x3 128ch stride 2: 65.0 against 71.8).
+    # Conv kernels alone on a desktop GPU (OpenCL, float32, us): with the occupancy guard off,
+    # 4 blocks x 4 columns was 1.5x to 9x slower than upstream's one-pixel tile (64 -> 64 3x3
+    # on 56x56: 282 against 37), 2 x 4 up to 2x slower (72 against 37); 2 x 2 on the 7x7 stem
+    # 33.9 against 37.1 for 2 x 1. With these defaults every conv layer of ResNet-50 and
+    # MobileNetV2 is as fast as upstream's schedule or faster (3x3 128ch stride 2: 65.0
+    # against 71.8).
     channel_blocks: int = knob(
         2,
         (1, 2, 4, 8),
         "8 channels per item, the largest of MNN's image conv tiles (4 ch x 4 columns, 4 ch x "
         "4 rows, 8 ch x 4 rows): each block more reuses the input pixel once more; 4 blocks "
-        "were slower on every layer of the H200 (above)",
+        "were slower on every layer measured (above)",
     )
     columns: int = knob(
         2,
         (1, 2, 4),
         "output columns per item of a KxK conv: at stride 1 a 3x3 row of 2 outputs reads 4 "
-        "input pixels for 6 taps. MNN uses 4; on the H200 2 won on the stem (above) and 4 lost",
+        "input pixels for 6 taps. MNN uses 4; measured, 2 won on the stem (above) and 4 lost",
     )
     pointwise_columns: int = knob(
         1,
         (1, 2, 4),
         "output columns per item of a 1x1 conv: its columns share no input pixel, only the "
-        "weights, which all items of a work group read alike. On the H200 (64 -> 256 on "
-        "56x56): 23 us at 1 block x 4 columns, 19 at 2 x 2, 14 at 2 x 1",
+        "weights, which all items of a work group read alike. Measured (64 -> 256 on 56x56): "
+        "23 us at 1 block x 4 columns, 19 at 2 x 2, 14 at 2 x 1",
     )
     compute_units: int = knob(
         132,
         (132,),
-        "the streaming multiprocessors of the NVIDIA H200, the only device measured; an Adreno "
-        "config sets its own (a target carries no compute-unit count)",
+        "the compute units of the desktop GPU the defaults were measured on; an Adreno config "
+        "sets its own (a target carries no compute-unit count)",
     )
-    wave_size: int = knob(32, (32,), "an NVIDIA warp (Adreno waves hold 64 or 128 threads)")
+    wave_size: int = knob(
+        32, (32,), "the wave of the desktop GPU measured (Adreno waves hold 64 or 128 threads)"
+    )
     occupancy_waves: Tuple[int, ...] = knob(
         (8, 4, 2),
         ((8, 4, 2), (4, 2), ()),
@@ -241,23 +243,23 @@ class Conv2dConfig(RuleConfig):
         "fewest reduction steps (input channel blocks x taps) a part keeps: below it the "
         "write-back's sum of the partials costs as much as the part",
     )
-    # bench/results/2026-12-04b-nvidia-h200-conv-unroll.csv (conv kernels alone, us, H200):
-    # unrolled alone, 44.2 against 35.9 rolled on the 64-channel 3x3 layer at 56x56 and 30.0
+    # Conv kernels alone on a desktop GPU (OpenCL, float32, us): unrolled alone, 44.2 against
+    # 35.9 rolled on the 64-channel 3x3 layer at 56x56 and 30.0
     # against 33.5 on the 7x7 stem; with occupancy_waves (4, 2) the 64-channel layer took 27.6
     # but the 3-channel 3x3 stem 9.8 against 7.5; with the guard off the 128- and 256-channel
     # 3x3 layers took 4 to 11% less.
     unroll_window: bool = knob(
         False,
         (False, True),
-        "kept rolled: unrolled alone it was 23% slower on the 64-channel 3x3 layer of the H200 "
+        "kept rolled: unrolled alone it was 23% slower on the 64-channel 3x3 layer measured "
         "and faster only with a larger tile than the guard gives at one image (above), which "
         "the tuner finds per workload",
     )
-    # Building single candidates of the layer sweep (bench/tune.py build --models layers) on
-    # PoCL 3.1, first call, s: rolled 1.6; unrolled steps of 576 (3x3, 4 blocks x 4 columns),
-    # 1152 (3x3, 8 x 4) and 1568 (7x7 stem, 2 x 4) multiply-adds 37, 35 and 38; 6272 (7x7
-    # stem, 8 x 4; 38033 lines of OpenCL C) had not built after 5 minutes. A tuning round on
-    # an H100 (driver 580) spent its whole 570 s on the 7x7 stem's 48 candidates.
+    # Building single conv kernels on PoCL 3.1, first call, s: rolled 1.6; unrolled steps of
+    # 576 (3x3, 4 blocks x 4 columns), 1152 (3x3, 8 x 4) and 1568 (7x7 stem, 2 x 4)
+    # multiply-adds 37, 35 and 38; 6272 (7x7 stem, 8 x 4; 38033 lines of OpenCL C) had not
+    # built after 5 minutes. A tuning round on a desktop GPU's driver spent its whole 570 s on
+    # the 7x7 stem's 48 candidates.
     unroll_window_limit: int = knob(
         1568,
         (1568,),
@@ -291,7 +293,7 @@ class DepthwisePointwiseConfig(Conv2dConfig):
         "step. On Intel's CPU OpenCL (wall clock per call of one block, median of 5) a "
         "MobileNetV2 block of 384 depthwise channels into 96 on 7x7 took 2.2 ms shared, 12.8 "
         "in registers and 2.3 as two kernels; a 32-channel 5x5 block on 64x64 25.5, 35.4 and "
-        "4.5. On an NVIDIA H200 (each candidate alone, cold) registers won 30 of the 35 fused "
+        "4.5. On a desktop GPU (each candidate alone, cold) registers won 30 of the 35 fused "
         "workloads of MobileNetV2, BlazeFace and palm detection, by up to 36%: the tuner "
         "decides per workload",
     )
@@ -326,21 +328,20 @@ class GroupConv2dConfig(RuleConfig):
         1,
         (1, 2, 4, 8),
         "MNN's depthwise image kernel takes 4 channels x 4 output columns per item for "
-        "Adreno's texture cache. On the H200 at 8 and 32 images (bench/results/2026-12-06g-"
-        "nvidia-h200-conv-dw-rows.csv) 2 columns with 2 or 4 rows took 1.1 to 2.9 times as "
-        "long as 1 column with 4 rows; on an H100 (2026-12-06e, one row) 4 columns took 1.8 "
-        "to 2.0 times as long as 1 on the layers of 56x56 and more, 8 columns 2.6 to 4.0 "
-        "times on all four: the items of a warp then read texels columns apart",
+        "Adreno's texture cache. On a desktop GPU at 8 and 32 images 2 columns with 2 or 4 "
+        "rows took 1.1 to 2.9 times as long as 1 column with 4 rows; with one row, 4 columns "
+        "took 1.8 to 2.0 times as long as 1 on the layers of 56x56 and more, 8 columns 2.6 to "
+        "4.0 times on all four: the items of a wave then read texels columns apart",
     )
     rows: int = knob(
         4,
         (1, 2, 4, 8),
         "an item of 4 rows reads 6 input texels per kernel column of a 3x3 (4.5 per output "
-        "against 9 for one pixel), and its warp's reads stay on neighbouring texels. On the "
-        "H200 at 8 and 32 images (bench/results/2026-12-06g-nvidia-h200-conv-dw-rows.csv) "
-        "1 column x 4 rows took 0.63 to 0.92 of the time of the former default 2 columns x 1 "
-        "row on the sweep's four depthwise layers, and 0.67 to 0.97 of the generic buffer "
-        "kernel's on the three at stride 1; at one image every setting sat at the launch floor",
+        "against 9 for one pixel), and its wave's reads stay on neighbouring texels. On a "
+        "desktop GPU at 8 and 32 images 1 column x 4 rows took 0.63 to 0.92 of the time of "
+        "2 columns x 1 row on the four depthwise layers of MobileNetV2 measured, and 0.67 to "
+        "0.97 of the generic buffer kernel's on the three at stride 1; at one image every "
+        "setting sat at the launch floor",
     )
 
 
@@ -377,12 +378,11 @@ class WinogradChoiceConfig(RuleConfig):
         Smallest output height and width for F(4x4, 3x3); below it F(2x2, 3x3).
     """
 
-    # Measured on ResNet-50's 3x3 layers (NVIDIA H200 OpenCL, float32, median ms of the layer
-    # with its two layout transforms, direct / F(2x2) / F(4x4);
-    # bench/results/2026-12-01-nvidia-h200-winograd-choice.csv, the direct conv splitting its
-    # input channels across threads): 64ch 56x56 0.053 / 0.071 / 0.083, 128ch 28x28 0.058 /
-    # 0.080 / 0.099, 256ch 14x14 0.062 / 0.079 / 0.085, 512ch 7x7 0.099 / 0.080 / 0.100.
-    # (Before the split, 2026-11-30-nvidia-h200-winograd-choice.csv, Winograd won from 256.)
+    # Measured on ResNet-50's 3x3 layers (a desktop GPU through OpenCL, float32, median ms of
+    # the layer with its two layout transforms, direct / F(2x2) / F(4x4), the direct conv
+    # splitting its input channels across threads): 64ch 56x56 0.053 / 0.071 / 0.083, 128ch
+    # 28x28 0.058 / 0.080 / 0.099, 256ch 14x14 0.062 / 0.079 / 0.085, 512ch 7x7 0.099 / 0.080
+    # / 0.100. Without the split Winograd won from 256 channels.
     min_channels: int = knob(
         512,
         (64, 128, 256, 512, 1 << 30),
@@ -394,7 +394,7 @@ class WinogradChoiceConfig(RuleConfig):
         8,
         (1, 8, 16, 1 << 30),
         "F(4x4) needs enough 6x6 tiles: at 7x7 (two tiles overhanging by one row and column) "
-        "F(2x2) was faster (table above); at 14x14 F(4x4) was, before the direct conv's split",
+        "F(2x2) was faster (table above); at 14x14 F(4x4) was, against the unsplit direct conv",
     )
 
 
@@ -421,10 +421,9 @@ class ReductionConfig(RuleConfig):
 
     THREAD_KNOBS: ClassVar[Tuple[str, ...]] = ("serial_threads", "split_threads")
 
-    # Measured with bench/reduction_threshold.py (both schedules forced, the reduction kernel
-    # alone reading a texture, float32, device timer, median of 15 samples after warm-up) on
-    # an NVIDIA H200 through OpenCL, 2026-11-30 (bench/results/2026-11-30-nvidia-h200-
-    # reduction-threshold.csv).  Serial time / split time, > 1 where the split schedule wins:
+    # Measured with both schedules forced (the reduction kernel alone reading a texture,
+    # float32, device timer, median of 15 samples after warm-up) on a desktop GPU through
+    # OpenCL. Serial time / split time, > 1 where the split schedule wins:
     #
     #   reduced elements n                  4     8    16    32    64   128   256  1024  4096
     #   sum over H, W; 16 output pixels  0.94  0.99  1.00  1.22  2.14  4.14  7.85  28.3  13.5
@@ -435,12 +434,12 @@ class ReductionConfig(RuleConfig):
     # Up to 16 elements the two are within 4%, or the serial one is up to 7% faster; from 32 on
     # the split schedule is never more than 3% slower, and 2x faster already at 64 (few outputs).
     # Kernels under about 7 us are launch-bound there, which flattens the small counts.  On
-    # PoCL (a CPU without fast local memory) the serial schedule wins almost everywhere
-    # (bench/results/2026-11-30-pocl-reduction-threshold.csv): it cannot place the switch.
+    # PoCL (a CPU without fast local memory) the serial schedule wins almost everywhere: it
+    # cannot place the switch.
     # The Relay-era Adreno schedules switched at 50, not measured again here.
     # Choices: 1 makes every reduction split, 1 << 30 every reduction serial.
     max_serial_elements: int = knob(
-        16, (1, 16, 1 << 30), "the switch measured on the H200 (table above)"
+        16, (1, 16, 1 << 30), "the switch measured on a desktop GPU (table above)"
     )
     serial_threads: int = knob(
         64,

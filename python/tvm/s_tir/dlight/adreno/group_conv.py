@@ -33,12 +33,7 @@ from .base import (
     schedule_rule_of,
 )
 from .config import GroupConv2dConfig
-from .utils import schedule_default, schedule_inline_blocks
-
-
-def largest_divisor(extent: int, bound: int) -> int:
-    """The largest divisor of ``extent`` that is at most ``bound`` (at least 1)."""
-    return max(d for d in range(1, max(1, min(bound, extent)) + 1) if extent % d == 0)
+from .utils import largest_divisor, schedule_default, schedule_inline_blocks
 
 
 def _strip_cast(expr):

@@ -23,7 +23,7 @@ Times from one device say little about another, so :func:`load_database` skips a
 another device (one warning line) and refuses a corrupt one (one error line); either way it
 returns None and the compilation keeps the default schedules::
 
-    database = load_database("bench/tuning/nvidia-h200", device=tvm.opencl(0))
+    database = load_database("tuning/adreno-740", device=tvm.opencl(0))
     with database or contextlib.nullcontext():
         executable = tvm.compile(mod, target)
 """

@@ -20,8 +20,8 @@ After ``StaticPlanBlockMemory`` and the VM lowering, every call of a function al
 planned storage (``R.vm.alloc_storage``), creates each intermediate tensor in it
 (``R.vm.alloc_tensor``) and drops them again (``R.vm.kill_object``): three VM builtin calls per
 intermediate on every inference, although sizes, offsets and shapes are compile-time
-constants. On a small network these host calls are a third of the inference (BlazeFace on the
-NVIDIA H200: 35 storages, 46 tensors and 82 drops around 46 kernels).
+constants. On a small network these host calls are a third of the inference (BlazeFace: 35
+storages, 46 tensors and 82 drops around 46 kernels).
 
 ``HoistStaticAllocations`` moves the constant allocations of a function into a function of
 their own that returns them as a tuple, and fetches that tuple through
