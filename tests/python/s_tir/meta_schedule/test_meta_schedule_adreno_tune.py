@@ -35,6 +35,7 @@ import importlib
 import itertools
 import json
 import logging
+import re
 
 import numpy as np
 import pytest
@@ -696,8 +697,15 @@ def test_round_trip_on_the_local_device(tmp_path, bundle):
     under the database: a time for every candidate, the device recorded, the right answer."""
     dev = tvm.opencl(0)
     folder, manifest = bundle
-    times = msa.measure_local(folder, dev, min_seconds=1e-4, repeat=2, log=lambda _line: None)
+    lines = []
+    times = msa.measure_local(folder, dev, min_seconds=1e-4, repeat=2, log=lines.append)
     assert times["device"] == database_module.device_of(dev)
+    # One progress line per task, counting up to every candidate of the bundle.
+    total = len(candidate_funcs(manifest))
+    progress = [re.match(r"timed (\d+)/(\d+) candidates \(", line) for line in lines]
+    counts = [int(m.group(1)) for m in progress if m and int(m.group(2)) == total]
+    assert len(counts) == len(manifest["tasks"]) and counts[-1] == total, lines
+    assert counts == sorted(counts), lines
     assert times["device"]["name"] == dev.device_name
     assert sorted(times["results"]) == sorted(candidate_funcs(manifest))
     for func, result in times["results"].items():

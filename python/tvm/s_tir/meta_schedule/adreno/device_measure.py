@@ -198,7 +198,8 @@ def measure_bundle(
     repeat : int
         Samples per candidate.
     log : Callable[[str], None]
-        Where progress lines go.
+        Where progress lines go: after each task, the candidates timed so far of those this
+        run times, their rate and the time left at that rate.
     evict_bytes : int
         When positive, every launch is timed cold: this many bytes are copied through the
         device's cache before it (:func:`register_cache_evictor`; a local device only).
@@ -234,15 +235,25 @@ def measure_bundle(
     results: Dict[str, Any] = dict(resume["results"]) if resume is not None else {}
     times["results"] = results
     untimed, lost = [], None
+    total = sum(
+        1
+        for task in manifest["tasks"]
+        for cand in task["candidates"]
+        if cand["func"] not in results
+    )
+    start, done = time.monotonic(), 0
     for task in manifest["tasks"]:
         if all(cand["func"] in results for cand in task["candidates"]):
             continue
         if lost is not None or (deadline is not None and time.monotonic() > deadline):
             untimed.append(task["name"])
             continue
+        done_before = sum(1 for cand in task["candidates"] if cand["func"] in results)
         lost = _time_task(task, load_library, device, (min_seconds, repeat, evict), results, log)
         if lost is not None:
             untimed.append(task["name"])  # its candidates after the fault are not timed
+        done += sum(1 for cand in task["candidates"] if cand["func"] in results) - done_before
+        log(_progress(done, total, time.monotonic() - start))
         if checkpoint is not None:
             checkpoint(dict(times, untimed_tasks=[]))
     if lost is not None:
@@ -256,6 +267,13 @@ def measure_bundle(
             "run again with the same output to resume"
         )
     return dict(times, untimed_tasks=untimed)
+
+
+def _progress(done: int, total: int, seconds: float) -> str:
+    """``timed 12/40 candidates (3.0/s, about 9 s left)``: the run's progress after a task."""
+    rate = done / seconds if seconds > 0 else 0.0
+    left = f", about {(total - done) / rate:.0f} s left" if rate > 0 and done < total else ""
+    return f"timed {done}/{total} candidates ({rate:.1f}/s{left})"
 
 
 #: Errors after which the device's context is unusable (a kernel faulted): every later command
