@@ -434,7 +434,7 @@ MODELS = [
         # (about 0.02 on random inputs): against 320 a wrong score would pass unseen.
         output_splits={0: (1, (4,))},
         output_range=1.0,
-        # its C2f blocks split conv outputs at a channel index (series patch 0054)
+        # its C2f blocks split conv outputs at a channel index (SplitIndicesToSections, PR 14 elementwise-rewrites)
         min_texture_calls=86,
         slow=True,
     ),

@@ -31,15 +31,15 @@ float16, the precision Adreno deployments use, on devices with ``cl_khr_fp16`` (
 reference stays float32; the float16 tolerance of ``texture_testing.TOLERANCES`` applies).
 
 What draws like these found (on Intel's CPU OpenCL, each fixed in the series with a test of its
-own): two convolutions of one shape in a row shared a PrimFunc of the wrong scopes (patch 0050;
-test_texture_root_causes.py, same_conv_twice); a one-channel or one-element operand of
-broadcast arithmetic stopped ConvertLayout (0051; test_texture_model_patterns.py, spatial
-attention); a scale after a 1x1 pooling was folded into its initial value (0052;
-unit_window_pool_negative_scale); rows of 9 became a 9-lane vector OpenCL C has no type for
-(0053; nine_wide_intermediate); a split of 8 channels at 4 allocated a negative size (0054;
-graph 16 here, and the C2f pattern); a channel maximum of a conv result 4 pixels wide was
-vectorized over its width (0056; channel_max_of_four_columns, graphs 3165 and 3499 of an
-800-graph draw from 3000).
+own): two convolutions of one shape in a row shared a PrimFunc of the wrong scopes (PR 12, dynamic-
+shapes; test_texture_root_causes.py, same_conv_twice); a one-channel or one-element operand of
+broadcast arithmetic stopped ConvertLayout (PR 14, elementwise-rewrites;
+test_texture_model_patterns.py, spatial attention); a scale after a 1x1 pooling was folded into its
+initial value (PR 1, dlight-base-fixes; unit_window_pool_negative_scale); rows of 9 became a 9-lane
+vector OpenCL C has no type for (PR 6, dlight-conv2d; nine_wide_intermediate); a split of 8
+channels at 4 allocated a negative size (PR 14; graph 16 here, and the C2f pattern); a channel
+maximum of a conv result 4 pixels wide was vectorized over its width (PR 9, reductions-pooling;
+channel_max_of_four_columns, graphs 3165 and 3499 of an 800-graph draw from 3000).
 """
 
 import os
