@@ -52,6 +52,22 @@ def commit(repo: Path, files: dict, message: str, when: int) -> None:
     subprocess.run(["git", "commit", "-q", "-m", message], cwd=repo, env=env, check=True)
 
 
+def run_cli(repo: Path, *args: str) -> subprocess.CompletedProcess:
+    """``python -m adreno_ws --repo REPO ARGS...`` in a clean environment, as a user runs it."""
+    cmd = [sys.executable, "-m", "adreno_ws", "--repo", str(repo), *args]
+    env = {"PYTHONPATH": str(TOOLS), "PATH": "/usr/bin:/bin", "HOME": str(repo)}
+    env["ADRENO_WS_IDENTITY"] = "CLI Tester <cli@example.com>"
+    return subprocess.run(cmd, env=env, check=False, capture_output=True, text=True)
+
+
+def one_error(proc: subprocess.CompletedProcess) -> str:
+    """The single ``error:`` line of a failed command."""
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    errors = [l for l in proc.stderr.splitlines() if l.startswith("error: ")]
+    assert len(errors) == 1, proc.stderr
+    return errors[0]
+
+
 def write(root: Path, files: dict) -> None:
     """Write ``{relative path: text}`` under ``root``."""
     for rel, text in files.items():

@@ -11,10 +11,9 @@ The stack here cuts a four-patch series into three PRs:
 import importlib.util
 from email.header import decode_header, make_header
 import subprocess
-import sys
 
 import pytest
-from adreno_ws_fixtures import REAL_REPO, TEST_PATH, TOOLS, commit, write
+from adreno_ws_fixtures import REAL_REPO, TEST_PATH, commit, one_error, run_cli, write
 
 from adreno_ws import WsError
 from adreno_ws.pr import fill_cover_letter
@@ -43,21 +42,6 @@ def write_stack(workspace, prs, letters=True):
         if letters:
             write(workspace / "patches", {letter: f"Letter of {slug}.\n\nWhy it matters.\n"})
     (workspace / "patches/stack.toml").write_text(text, encoding="utf-8")
-
-
-def run_cli(workspace, *args):
-    cmd = [sys.executable, "-m", "adreno_ws", "--repo", str(workspace), *args]
-    env = {"PYTHONPATH": str(TOOLS), "PATH": "/usr/bin:/bin", "HOME": str(workspace)}
-    env["ADRENO_WS_IDENTITY"] = "CLI Tester <cli@example.com>"
-    return subprocess.run(cmd, env=env, check=False, capture_output=True, text=True)
-
-
-def one_error(proc):
-    """The single ``error:`` line of a failed command."""
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    errors = [l for l in proc.stderr.splitlines() if l.startswith("error: ")]
-    assert len(errors) == 1, proc.stderr
-    return errors[0]
 
 
 def git_out(cwd, *args):

@@ -4,10 +4,9 @@ Every failure must be one line naming what is wrong, a non-zero exit, and no fil
 """
 
 import subprocess
-import sys
 
 import pytest
-from adreno_ws_fixtures import TEST_PATH, TOOLS, VERSION, commit, write
+from adreno_ws_fixtures import TEST_PATH, VERSION, commit, one_error, run_cli, write
 
 from adreno_ws import WsError
 from adreno_ws.series import (
@@ -32,21 +31,6 @@ def snapshot(root):
         for p in root.rglob("*")
         if p.is_file() and ".git" not in p.relative_to(root).parts
     }
-
-
-def run_cli(workspace, *args):
-    cmd = [sys.executable, "-m", "adreno_ws", "--repo", str(workspace), *args]
-    env = {"PYTHONPATH": str(TOOLS), "PATH": "/usr/bin:/bin", "HOME": str(workspace)}
-    env["ADRENO_WS_IDENTITY"] = "CLI Tester <cli@example.com>"
-    return subprocess.run(cmd, env=env, check=False, capture_output=True, text=True)
-
-
-def one_error(proc):
-    """The single ``error:`` line of a failed command."""
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    errors = [l for l in proc.stderr.splitlines() if l.startswith("error: ")]
-    assert len(errors) == 1, proc.stderr
-    return errors[0]
 
 
 def test_export_writes_mails_and_only_new_files(workspace):
