@@ -48,7 +48,7 @@ from .repo import (
     read_base_pin,
 )
 from .report import Failure
-from .stack import STACK_FILE, read_stack
+from .stack import STACK_FILE, file_changes, read_stack
 
 #: Where the mirror lives: the package, and upstream's test tree, except the workspace's own
 #: end-to-end suite, which is not part of the series.
@@ -577,10 +577,6 @@ def is_test_file(path: str) -> bool:
     )
 
 
-def _tests_of(changes: list[tuple[str, str]]) -> list[str]:
-    return [p for status, p in changes if status != "D" and is_test_file(p)]
-
-
 def tests_in(steps: list[list[tuple[str, str]]]) -> list[str]:
     """The test files that consecutive commits (their ``(status, path)`` changes) add or
     change and do not delete again, in the order they first appear."""
@@ -642,14 +638,14 @@ class PrefixChecks:
         self.repo, self.dest, self.venv, self.tmp, self.log_dir = repo, dest, venv, tmp, log_dir
         self.patches = patches
         self.series = commits(dest)
-        self.changes = [_changes(dest, commit) for commit in self.series]
+        self.changes = [file_changes(dest, f"{commit}^", commit) for commit in self.series]
         log_dir.mkdir(parents=True, exist_ok=True)
 
     def units(self, prs) -> list[TestUnit]:
         """Per patch without a stack, else per PR; only those that have tests."""
         if prs is None:
             units = [
-                TestUnit(f"patches/{p.name}", i, p.name, i, _tests_of(self.changes[i - 1]), p.stem)
+                TestUnit(f"patches/{p.name}", i, p.name, i, tests_in([self.changes[i - 1]]), p.stem)
                 for i, p in enumerate(self.patches, 1)
             ]
         else:
@@ -755,22 +751,6 @@ class PrefixChecks:
             f"{jobs} job{'s' if jobs > 1 else ''})"
         )
         return [], notes
-
-
-def _changes(dest: Path, commit: str) -> list[tuple[str, str]]:
-    out = git(
-        dest,
-        "diff-tree",
-        "-r",
-        "--no-commit-id",
-        "--name-status",
-        "--no-renames",
-        "-z",
-        f"{commit}^",
-        commit,
-    ).stdout.split("\0")
-    out = [x for x in out if x]
-    return list(zip(out[0::2], out[1::2]))
 
 
 def _place(dest: Path, commit: str, path: str, target: Path, status: str, stamp: float) -> None:
