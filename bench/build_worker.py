@@ -20,7 +20,7 @@ Started by ``bench/run.py build`` once per configuration, in the Python environm
 configuration (the patched stack for ``a`` and ``c``; the pristine base on PYTHONPATH for ``b``
 only):
 
-  a    qcom/adreno-opencl-texture, patched pipeline (plain tvm.compile)
+  a    qcom/adreno-opencl-texture (model BENCH_MODEL), patched pipeline (plain tvm.compile)
   b    qcom/adreno-opencl-texture, unpatched base (Adreno TIR pipeline passed by name: the base
        registers it as a single Pass, which tvm.compile cannot use)
   c    opencl (generic GPU pipeline, dlight rules, buffers)
@@ -30,9 +30,9 @@ only):
   u    as t, under ``BENCH_TUNING_DB_WARM`` (default bench/tuning/nvidia-h200-warm): the same
        candidates timed back to back (warm) instead of cold, for networks whose weights and
        activations stay in the device's cache between launches
-  w    as a, with the convolutions' blocked weights in textures (``conv_weights_in_textures``)
+  w    as a, with the convolutions' blocked weights in textures (option ``relax.adreno.conv_weights_in_textures``)
   f    as a, each depthwise convolution in one kernel with the 1x1 convolution reading it
-       (``fuse_depthwise_pointwise``)
+       (option ``relax.adreno.fuse_depthwise_pointwise``)
   g    as t, with the depthwise and 1x1 convolutions fused as in f (the fused PrimFuncs are
        not in the database and take the default rules)
   ref  llvm: runs here, writes the reference output samples instead of a library
@@ -80,12 +80,11 @@ TUNING_DATABASES = {
     "t": ("BENCH_TUNING_DB", "nvidia-h200"),
     "u": ("BENCH_TUNING_DB_WARM", "nvidia-h200-warm"),
 }
-#: Per configuration compiled inside an opt-in option of the Adreno passes: the option's name
-#: in ``tvm.relax.backend.adreno.transform``.
+#: Per configuration compiled with an opt-in of the Adreno passes: its PassContext option.
 COMPILE_OPTIONS = {
-    "f": "fuse_depthwise_pointwise",
-    "g": "fuse_depthwise_pointwise",
-    "w": "conv_weights_in_textures",
+    "f": "relax.adreno.fuse_depthwise_pointwise",
+    "g": "relax.adreno.fuse_depthwise_pointwise",
+    "w": "relax.adreno.conv_weights_in_textures",
 }
 
 
@@ -113,9 +112,24 @@ def _register_workaround():
     compilation_pipeline.register_tir_pipeline(WORKAROUND, _factory)
 
 
+#: The device the texture configurations are compiled for: a ``model`` of the Adreno rules'
+#: ``DEVICES`` (``tvm.s_tir.dlight.adreno.config``), whose facts (compute units, wave size)
+#: steer their defaults. The GPU box's by default; ``BENCH_MODEL=adreno-740`` (or any other
+#: entry) builds for that device, ``BENCH_MODEL=`` for a generic Adreno.
+BENCH_MODEL = os.environ.get("BENCH_MODEL", "nvidia-h200")
+
+
+def texture_target() -> tvm.target.Target:
+    """The Adreno texture tag with the model of :data:`BENCH_MODEL`."""
+    spec = {"tag": "qcom/adreno-opencl-texture"}
+    if BENCH_MODEL:
+        spec["model"] = BENCH_MODEL
+    return tvm.target.Target(spec, host="llvm")
+
+
 def target_of(config: str) -> tvm.target.Target:
     if config in TEXTURE_CONFIGS:
-        return tvm.target.Target("qcom/adreno-opencl-texture", host="llvm")
+        return texture_target()
     if config == "c":
         return tvm.target.Target("opencl", host="llvm")
     return tvm.target.Target("llvm")
@@ -177,10 +191,7 @@ def compile_one(mod, config: str, lift: bool):
         if config in TUNING_DATABASES:
             stack.enter_context(tuning_database(config))
         if config in COMPILE_OPTIONS:
-            # pylint: disable-next=import-outside-toplevel
-            from tvm.relax.backend.adreno import transform as adreno_transform
-
-            stack.enter_context(getattr(adreno_transform, COMPILE_OPTIONS[config])())
+            stack.enter_context(tvm.transform.PassContext(config={COMPILE_OPTIONS[config]: True}))
         return tvm.compile(mod, target=target, **kwargs)
 
 

@@ -123,15 +123,19 @@ def _compile_options(overrides):
     """Compile with the opt-in pass a ``required_pass`` variant names (opt_level 3 besides),
     and with the conv weights in textures where the variant asks."""
     import tvm  # pylint: disable=import-outside-toplevel
-    from tvm.relax.backend.adreno import transform  # pylint: disable=import-outside-toplevel
 
     with contextlib.ExitStack() as stack:
+        config = {}
+        if overrides.get("conv_weights_in_textures"):
+            config["relax.adreno.conv_weights_in_textures"] = True
         if "required_pass" in overrides:
             stack.enter_context(
-                tvm.transform.PassContext(opt_level=3, required_pass=[overrides["required_pass"]])
+                tvm.transform.PassContext(
+                    opt_level=3, required_pass=[overrides["required_pass"]], config=config
+                )
             )
-        if overrides.get("conv_weights_in_textures"):
-            stack.enter_context(transform.conv_weights_in_textures())
+        elif config:
+            stack.enter_context(tvm.transform.PassContext(config=config))
         if overrides.get("depthwise_input_in_buffer"):
             stack.enter_context(_grouped_conv_input_in_buffer())
         yield

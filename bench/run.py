@@ -34,7 +34,7 @@ b = texture, unpatched base (PYTHONPATH=$BENCH_PRISTINE, default /tmp/pristine);
 c = generic OpenCL on buffers, patched stack (same frontends and Relax graph as (a): textures
 versus buffers is the only difference; the patches do not touch the generic GPU pipeline);
 t = (a) compiled under the tuning database ``BENCH_TUNING_DB`` (bench/tune.py writes it);
-w = (a) with the convolutions' weights in textures (``conv_weights_in_textures``).
+w = (a) with the convolutions' weights in textures (option ``relax.adreno.conv_weights_in_textures``).
 The LLVM CPU reference (``ref``) is computed here from the same seeded inputs.
 """
 

@@ -71,7 +71,9 @@ def cmd_build(args) -> int:
     """Compile the candidates of every workload of the models into one bundle."""
     import tvm  # pylint: disable=import-outside-toplevel
 
-    target = tvm.target.Target("qcom/adreno-opencl-texture", host="llvm")
+    import build_worker  # pylint: disable=import-outside-toplevel
+
+    target = build_worker.texture_target()
     tuned = tuning_db.load(args.database, strict=True) if args.new_only else None
     configs = _refine_around_best(args.database, target, args.refine) if args.refine else None
     bundle = args.work / "bundle" / "candidates"
@@ -79,10 +81,8 @@ def cmd_build(args) -> int:
     start = time.perf_counter()
     with contextlib.ExitStack() as stack:
         if args.fuse_depthwise_pointwise:
-            # pylint: disable-next=import-outside-toplevel
-            from tvm.relax.backend.adreno.transform import fuse_depthwise_pointwise
-
-            stack.enter_context(fuse_depthwise_pointwise())
+            option = {"relax.adreno.fuse_depthwise_pointwise": True}
+            stack.enter_context(tvm.transform.PassContext(config=option))
         _build_models(args, target, bundle, tuned, configs)
     manifest = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
     count = sum(len(task["candidates"]) for task in manifest["tasks"])
@@ -384,7 +384,9 @@ def cmd_migrate(args) -> int:
     import tvm  # pylint: disable=import-outside-toplevel
     from tvm.s_tir.meta_schedule import adreno as msa  # pylint: disable=import-outside-toplevel
 
-    target = tvm.target.Target("qcom/adreno-opencl-texture", host="llvm")
+    import build_worker  # pylint: disable=import-outside-toplevel
+
+    target = build_worker.texture_target()
     with tuning_db.updating(args.database) as folder:
         counts = _migrate(args, target, msa.load_database(folder, strict=True))
     print(
@@ -462,7 +464,7 @@ def main() -> int:
     parser.add_argument(
         "--fuse-depthwise-pointwise",
         action="store_true",
-        help="build: the workloads of the networks compiled inside fuse_depthwise_pointwise",
+        help="build: the workloads of the networks compiled with relax.adreno.fuse_depthwise_pointwise",
     )
     parser.add_argument("--work", type=pathlib.Path, default=REPO / "build" / "tune")
     parser.add_argument("--python", default=sys.executable)

@@ -128,9 +128,7 @@ def main() -> int:
     np.testing.assert_array_equal(again, result)  # this net fits any device's images
 
     # [weights-begin]
-    from tvm.relax.backend.adreno.transform import conv_weights_in_textures
-
-    with conv_weights_in_textures():
+    with tvm.transform.PassContext(config={"relax.adreno.conv_weights_in_textures": True}):
         executable = tvm.compile(mod, target=target)
     # [weights-end]
     vm = relax.VirtualMachine(executable, dev)

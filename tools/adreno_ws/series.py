@@ -50,9 +50,10 @@ from .repo import (
 from .report import Failure
 from .stack import STACK_FILE, file_changes, read_stack
 
-#: Where the mirror lives: the package, and upstream's test tree, except the workspace's own
-#: end-to-end suite, which is not part of the series.
-MIRROR_ROOTS = ("python", "tests/python")
+#: Where the mirror lives: the package, upstream's test tree (except the workspace's own
+#: end-to-end suite, which is not part of the series), and the compiler C++ the series adds
+#: (built by ``setup`` into an extension library, see ``compiler_ext``).
+MIRROR_ROOTS = ("python", "tests/python", "src/relax/backend/adreno")
 WORKSPACE_TESTS = ("tests/python/relax/texture", "tests/python/runtime/opencl")
 PATCH_GLOB = "[0-9][0-9][0-9][0-9]-*.patch"
 #: Every option that decides the bytes of a mail, spelled out (the user's config is hidden too).

@@ -28,7 +28,7 @@ import sys
 import venv as venv_mod
 from pathlib import Path
 
-from . import WsError, opencl, runtime
+from . import WsError, compiler_ext, opencl, runtime
 from .base import ensure_base
 from .patches import apply_series
 from .repo import (
@@ -196,6 +196,27 @@ def ensure_runtime(repo: Path, venv: Path, stamps: Stamps, jobs: int) -> str:
     return f"runtime installed: {installed}"
 
 
+def ensure_compiler_ext(repo: Path, venv: Path, stamps: Stamps) -> str:
+    """Build and install the series' compiler C++ (``compiler_ext``) when it changed."""
+    sources = compiler_ext.sources()
+    if not sources:
+        return f"no {compiler_ext.SOURCE_DIR.relative_to(repo)}: compiler extension skipped"
+    site = runtime.site_packages_of(find_venv_tvm(venv))
+    files = sources + sorted(compiler_ext.COMPAT_DIR.rglob("*.h"))
+    files.append(Path(compiler_ext.__file__))
+    key = _hash_files(files, read_base_pin(repo).version + str(site))
+    done = stamps.get("compiler_ext")
+    if done.get("key") == key and Path(done.get("installed", "")).is_file():
+        return f"compiler extension up to date: {done['installed']}"
+    try:
+        so_path = compiler_ext.build(site, repo / "build" / "compiler-ext")
+        installed = compiler_ext.install(so_path, site)
+    except compiler_ext.RuntimeBuildError as err:
+        raise WsError(f"compiler extension: {err}") from err
+    stamps.put("compiler_ext", {"key": key, "installed": str(installed)})
+    return f"compiler extension installed: {installed}"
+
+
 def setup(
     repo: Path,
     venv: Path,
@@ -228,4 +249,5 @@ def setup(
         _say("runtime build skipped (--skip-runtime)")
     else:
         _say(ensure_runtime(repo, venv, stamps, jobs))
+    _say(ensure_compiler_ext(repo, venv, stamps))
     _say(f"ready: {venv_python(venv)}")

@@ -24,7 +24,6 @@ the float32 LLVM build.
 import pytest
 
 from tvm import relax
-from tvm.relax.transform.legalize_ops import adreno as legalize_adreno
 
 import texture_testing as tt
 
@@ -54,7 +53,7 @@ ACTS = ["relu", "relu6"]
 @pytest.mark.parametrize("kind", KINDS)
 def test_one_kernel(kind, act):
     mod = tt.build_network(_block(kind, act), "float32")
-    with legalize_adreno.winograd_mode("4" if kind == "winograd" else "off"):
+    with tt.adreno_options(winograd="4" if kind == "winograd" else "off"):
         lowered = tt.lower_to_scopes(mod)
     convs = tt.conv2d_calls(lowered)
     assert len(convs) == 1, tt.describe_scopes(lowered)
@@ -72,7 +71,7 @@ def test_one_kernel(kind, act):
 @pytest.mark.requires_opencl
 @pytest.mark.parametrize("kind", KINDS)
 def test_numerics(kind, dtype_mode, rng):
-    with legalize_adreno.winograd_mode("4" if kind == "winograd" else "off"):
+    with tt.adreno_options(winograd="4" if kind == "winograd" else "off"):
         tt.check_numerics(
             _block(kind, "relu6"), dtype_mode, rng, name=f"{kind} + bias + relu6 + add"
         )

@@ -14,7 +14,7 @@
 # KIND, either express or implied.  See the License for the
 # specific language governing permissions and limitations
 # under the License.
-"""Convolution weights in textures (``conv_weights_in_textures``): every kind of conv the
+"""Convolution weights in textures (the option ``relax.adreno.conv_weights_in_textures``): every kind of conv the
 texture target legalizes reads its weight through the image path and stays equal to LLVM.
 
 The cases are the suites' own: the direct convs (KxK, 1x1, strided, the 7x7 stem, fused
@@ -27,8 +27,6 @@ import pytest
 
 import tvm
 from tvm import relax
-from tvm.relax.backend.adreno.transform import conv_weights_in_textures
-from tvm.relax.transform.legalize_ops import adreno as legalize_adreno
 
 import texture_testing as tt
 import test_texture_conv_direct as direct
@@ -48,7 +46,7 @@ CASES = {
 def _conv_image_params(case, mode, weights_in_textures):
     """Per kernel of the case whose name holds ``conv2d`` (the convs, and Winograd's weight
     transform and product), how many image parameters it takes."""
-    with conv_weights_in_textures(weights_in_textures), legalize_adreno.winograd_mode(mode):
+    with tt.adreno_options(conv_weights_in_textures=weights_in_textures, winograd=mode):
         _, executable = tt.check_compile(case, "float32")
     return {
         name: len(kernel.image_params)
@@ -74,7 +72,7 @@ def test_conv_reads_its_weight_from_an_image(name):
 def test_numerics(name, rng):
     """Equal to the LLVM build on fresh random inputs."""
     case, mode = CASES[name]
-    with conv_weights_in_textures(), legalize_adreno.winograd_mode(mode):
+    with tt.adreno_options(conv_weights_in_textures=True, winograd=mode):
         tt.check_case(case, "float32", rng, name=f"{name} (weights in textures)")
 
 
@@ -104,7 +102,7 @@ def test_lifted_weights_numerics(rng):
     case = networks.CASES["resnet_small"]
     mod = tt.build_network(case.fn, "float32")
     mod["main"] = mod["main"].with_attr("num_input", 1)
-    with conv_weights_in_textures():
+    with tt.adreno_options(conv_weights_in_textures=True):
         executable = _lifted_texture_build(mod)
     inputs = tt.random_inputs(mod, rng)
     dev = tt.tvm_device()

@@ -18,7 +18,7 @@
 
 The Adreno conv2d legalization picks Winograd F(4x4, 3x3) or F(2x2, 3x3) for 3x3 stride-1
 convolutions with at least 512 channels (``winograd_tile``, measured per layer on NVIDIA H200);
-``winograd_mode`` overrides it.
+the PassContext option ``relax.adreno.winograd`` overrides it.
 The chosen implementation shows in the PrimFunc name (``..._winograd4`` / ``..._winograd2``).
 Each stage is a call of its own (weight transform, input transform, batched product, output
 transform), so both intermediates live in textures and every kernel reads and writes whole
@@ -32,7 +32,6 @@ import pytest
 
 import tvm
 from tvm import relax
-from tvm.relax.transform.legalize_ops import adreno as legalize_adreno
 from tvm.s_tir.dlight.adreno import config as rule_config
 from tvm.topi.adreno.conv2d_winograd import winograd_matrices
 
@@ -64,7 +63,7 @@ _LANE_PICK = re.compile(r"\(\((float|half)\*\)&\w+\)\[")
 
 
 def _impl(mod, mode="auto"):
-    with legalize_adreno.winograd_mode(mode):
+    with tt.adreno_options(winograd=mode):
         lowered = tt.lower_to_scopes(mod)
     names = [c.func for c in tt.texture_call_scopes(lowered)]
     for tile in (4, 2):
@@ -130,14 +129,15 @@ def test_numerics_winograd_threads_extreme(monkeypatch, rng):
     """The three stages in work groups of 256 threads (the largest choice) stay exact."""
     config = rule_config.WinogradConfig(threads=256)
     monkeypatch.setattr(rule_config.WinogradConfig, "from_target", lambda target: config)
-    with legalize_adreno.winograd_mode("4"):
+    with tt.adreno_options(winograd="4"):
         tt.check_numerics(conv3x3(8, 8, 10), "float32", rng, name="winograd4 (256 threads)")
 
 
-def test_mode_is_validated():
-    with pytest.raises(ValueError):
-        with legalize_adreno.winograd_mode("8"):
-            pass
+def test_unknown_mode_stops_the_compile_with_its_name():
+    mod = tt.build_network(conv3x3(16, 16, 8), "float32")
+    with tt.adreno_options(winograd="8"):
+        with pytest.raises(ValueError, match=r"relax.adreno.winograd='8' is not one of"):
+            tt.build_texture(mod)
 
 
 def test_constant_weights_are_transformed_at_compile_time(rng):
@@ -145,7 +145,7 @@ def test_constant_weights_are_transformed_at_compile_time(rng):
     mod = tt.build_network(conv3x3(16, 16, 8, bias_relu=False), "float32")
     weight = {p.name: v for p, v in zip(mod["main"].params, tt.random_inputs(mod, rng))}
     bound = relax.transform.BindParams("main", {"w0": tvm.runtime.tensor(weight["w0"])})(mod)
-    with legalize_adreno.winograd_mode("4"):
+    with tt.adreno_options(winograd="4"):
         ex = tt.build_texture(bound)
     kernels = tt.kernel_sources(ex)
     assert any("winograd4" in n for n in kernels), sorted(kernels)
@@ -161,7 +161,7 @@ def test_numerics(shape, mode, dtype_mode, rng):
     float32 1e-4 relative; float16_acc32 (F(4x4) with float32 transforms) and float16
     (F(2x2): mode "4" falls back to it) 1e-2 and 2e-2 of the output scale. Small channel
     counts keep PoCL fast, so the tile is forced."""
-    with legalize_adreno.winograd_mode(mode):
+    with tt.adreno_options(winograd=mode):
         tt.check_numerics(conv3x3(*shape), dtype_mode, rng, name=f"winograd{mode} {shape}")
 
 
@@ -171,7 +171,7 @@ def test_numerics_one_tile_full_work_groups(mode, rng):
     """256 channels on a 2x2 map (ResNet-50's last stage at a 64x64 input): one tile and a
     thread range with no bounds check, so unrolled input-transform stores shared one scope
     and CodeGenC reused the first point's staged value for all of them."""
-    with legalize_adreno.winograd_mode(mode):
+    with tt.adreno_options(winograd=mode):
         tt.check_numerics(conv3x3(256, 256, 2), "float32", rng, name=f"winograd{mode} 256ch 2x2")
 
 
@@ -179,7 +179,7 @@ def test_numerics_one_tile_full_work_groups(mode, rng):
 @pytest.mark.parametrize("mode", ["2", pytest.param("4", marks=pytest.mark.slow)])
 def test_numerics_chained(mode, rng):
     """Two Winograd convs in a row with a residual add, each tile size forced."""
-    with legalize_adreno.winograd_mode(mode):
+    with tt.adreno_options(winograd=mode):
         tt.check_numerics(_two_convs, "float32", rng, name=f"two winograd{mode} convs")
 
 
@@ -188,7 +188,7 @@ def test_intermediates_live_in_textures(mode):
     """Input transform, batched product and output transform are separate calls whose
     intermediates are textures; each kernel reads and writes images, whole pixels at a time."""
     mod = tt.build_network(conv3x3(16, 16, 8), "float32")
-    with legalize_adreno.winograd_mode(mode):
+    with tt.adreno_options(winograd=mode):
         lowered, ex = tt.build_texture_with_scopes(mod)
     calls = tt.texture_call_scopes(lowered)
     stages = {}

@@ -14,7 +14,7 @@
 # KIND, either express or implied.  See the License for the
 # specific language governing permissions and limitations
 # under the License.
-"""Depthwise separable blocks as one kernel (``fuse_depthwise_pointwise``), end to end.
+"""Depthwise separable blocks as one kernel (the option ``relax.adreno.fuse_depthwise_pointwise``), end to end.
 
 Each block of MobileNetV2 (expand 1x1, depthwise 3x3, project 1x1, residual) and BlazeFace
 (depthwise 5x5, 1x1, residual) compiles to one kernel per depthwise/1x1 pair under the option,
@@ -27,7 +27,6 @@ import dataclasses
 import pytest
 
 from tvm import relax
-from tvm.relax.backend.adreno.transform import fuse_depthwise_pointwise
 from tvm.s_tir import dlight as dl
 
 import texture_testing as tt
@@ -73,7 +72,7 @@ def _kernel_names(fn):
 @pytest.mark.parametrize("block", sorted(BLOCKS))
 def test_pair_is_one_kernel_only_under_the_option(block):
     _, _, plain = _kernel_names(BLOCKS[block])
-    with fuse_depthwise_pointwise():
+    with tt.adreno_options(fuse_depthwise_pointwise=True):
         _, ex, fused = _kernel_names(BLOCKS[block])
     assert [k for k in fused if "dw_pw" in k] == ["fused_dw_pw_kernel"], fused
     assert not [k for k in plain if "dw_pw" in k], plain
@@ -84,16 +83,16 @@ def test_pair_is_one_kernel_only_under_the_option(block):
 @pytest.mark.requires_opencl
 @pytest.mark.parametrize("block", sorted(BLOCKS))
 def test_numerics(block, dtype_mode, rng):
-    with fuse_depthwise_pointwise():
+    with tt.adreno_options(fuse_depthwise_pointwise=True):
         tt.check_numerics(BLOCKS[block], dtype_mode, rng, name=block)
 
 
 def _check_fused_under(monkeypatch, config, block, dtype_mode, rng, name):
-    """Compile ``block`` inside ``fuse_depthwise_pointwise`` with ``config`` as its class's
+    """Compile ``block`` with ``relax.adreno.fuse_depthwise_pointwise`` with ``config`` as its class's
     knobs: the fused rule schedules the pair once and the result equals LLVM's."""
     tt.force_configs(monkeypatch, [config])
     taken = tt.count_schedules(monkeypatch, [dl.adreno.DepthwisePointwiseConv2d])
-    with fuse_depthwise_pointwise():
+    with tt.adreno_options(fuse_depthwise_pointwise=True):
         tt.check_numerics(BLOCKS[block], dtype_mode, rng, name=name)
     assert taken == {"DepthwisePointwiseConv2d": 1}, taken
 

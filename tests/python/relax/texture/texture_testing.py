@@ -315,16 +315,11 @@ def plain_compile_uses_adreno_tir_pipeline() -> Tuple[bool, str]:
 _SWEEP_BUILDS: list = []
 
 
-def _options() -> Tuple[str, bool]:
-    """The compile options the Adreno backend reads from context variables rather than the
-    PassContext: the Winograd mode and whether conv weights are textures."""
-    # pylint: disable=import-outside-toplevel,protected-access
-    from tvm.relax.backend.adreno.transform import annotate_texture_scope
-    from tvm.relax.transform.legalize_ops.adreno import convolution as legalize_conv2d
-
-    return (
-        legalize_conv2d._WINOGRAD_MODE.get(),
-        annotate_texture_scope._CONV_WEIGHTS_IN_TEXTURES.get(),
+def adreno_options(**options) -> tvm.transform.PassContext:
+    """A PassContext with the Adreno backend's options ``relax.adreno.<name>`` set, e.g.
+    ``adreno_options(winograd="4", conv_weights_in_textures=True)``."""
+    return tvm.transform.PassContext(
+        config={f"relax.adreno.{name}": value for name, value in options.items()}
     )
 
 
@@ -335,7 +330,8 @@ def _sweep_cached(build: Callable[[], object], mod: tvm.IRModule, key: str):
     if int(os.environ.get("TEXTURE_TESTS_SEED_SWEEP", "0") or 0) <= 0:
         return build()
     ctx = tvm.transform.PassContext.current()
-    key = f"{key}|{texture_target()}|{dict(ctx.config)}|{list(ctx.disabled_pass)}|{_options()}"
+    # The Adreno options (relax.adreno.*) are PassContext config: part of the key.
+    key = f"{key}|{texture_target()}|{dict(ctx.config)}|{list(ctx.disabled_pass)}"
     for cached_key, cached_mod, executable in _SWEEP_BUILDS:
         if cached_key == key and tvm_ffi.structural_equal(cached_mod, mod, map_free_vars=True):
             return executable

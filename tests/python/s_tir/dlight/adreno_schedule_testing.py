@@ -80,7 +80,7 @@ def depthwise_pointwise_prim_func(channels, pixels, out_channels, stride=1, data
     ``FuseDepthwisePointwise``, its input in ``data_scope`` (as the texture pipeline's call
     sites give it; None: a buffer)."""
     # pylint: disable-next=import-outside-toplevel
-    from tvm.relax.backend.adreno.transform import FuseDepthwisePointwise, fuse_depthwise_pointwise
+    from tvm.relax.backend.adreno.transform import FuseDepthwisePointwise
 
     layouts = {"data_layout": "NCHW4c", "kernel_layout": "OIHW4o", "out_layout": "NCHW4c"}
     x = relax.Var("x", relax.TensorType((1, channels // 4, pixels, pixels, 4), "float32"))
@@ -93,7 +93,7 @@ def depthwise_pointwise_prim_func(channels, pixels, out_channels, stride=1, data
             act = builder.emit(relax.op.clip(builder.emit(depthwise), 0, 6))
             out = builder.emit_output(relax.op.nn.conv2d(act, w_pw, **layouts))
         builder.emit_func_output(out)
-    with fuse_depthwise_pointwise():
+    with tvm.transform.PassContext(config={"relax.adreno.fuse_depthwise_pointwise": True}):
         mod = tvm.transform.Sequential(
             [
                 relax.transform.LegalizeOps(

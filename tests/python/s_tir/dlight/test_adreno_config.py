@@ -36,6 +36,7 @@ from tvm import relax, s_tir, te, tirx, topi
 from tvm.relax.transform.legalize_ops import adreno as legalize_adreno
 from tvm.s_tir import dlight as dl
 from tvm.s_tir.dlight.adreno import config as adreno_config
+from tvm.s_tir.dlight.adreno.convolution import conv_tile
 from tvm.script import tirx as T
 
 ADRENO = tvm.target.Target("qcom/adreno-opencl-texture")
@@ -122,6 +123,18 @@ def test_every_default_is_a_declared_choice_with_a_reason(config_class):
         assert config_class.why(field.name), field.name
     # the work-group sizes are knobs of the class
     assert set(config_class.THREAD_KNOBS) <= set(choices)
+
+
+@pytest.mark.parametrize("config_class", ALL_CONFIGS, ids=lambda c: c.__name__)
+def test_every_measured_default_says_on_which_device(config_class):
+    """A default chosen by a measurement names the device it was measured on: most were
+    measured on a desktop GPU, not on an Adreno device, and the reason must say so."""
+    measured = ("measured", "slower", "faster", "took", " won", " lost", " us ")
+    devices = ("desktop GPU", "Intel", "PoCL", "Adreno device")
+    for field in dataclasses.fields(config_class):
+        why = config_class.why(field.name)
+        if any(word in why for word in measured):
+            assert any(device in why for device in devices), (field.name, why)
 
 
 @pytest.mark.parametrize("config_class", ALL_CONFIGS, ids=lambda c: c.__name__)
@@ -242,6 +255,54 @@ def test_fallback_schedule_default_reads_the_current_target(target, threads):
         with target:
             dl.adreno.Fallback.schedule_default(sch, block)
     assert _thread_extents(sch.mod["main"])["threadIdx.x"] == threads
+
+
+def _with_model(model, **attrs):
+    return tvm.target.Target({"tag": "qcom/adreno-opencl-texture", "model": model, **attrs})
+
+
+@pytest.mark.parametrize("model", sorted(adreno_config.DEVICES))
+def test_each_model_gets_its_device_facts(model):
+    facts = adreno_config.DEVICES[model]
+    assert facts.source
+    config = adreno_config.Conv2dConfig.from_target(_with_model(model))
+    assert (config.compute_units, config.wave_size) == (facts.compute_units, facts.wave_size)
+    # the device facts are not searched: every config of the space keeps them
+    assert {(c.compute_units, c.wave_size) for c in config.space(_with_model(model))} == {
+        (facts.compute_units, facts.wave_size)
+    }
+
+
+def test_adreno_defaults_and_unknown_models_get_the_adreno_facts():
+    generic = adreno_config.DEVICES["adreno"]
+    for target in (ADRENO, _with_model("adreno-9000")):
+        facts = adreno_config.device_facts(target)
+        assert (facts.compute_units, facts.wave_size) == (generic.compute_units, generic.wave_size)
+    defaults = adreno_config.Conv2dConfig()
+    assert (defaults.compute_units, defaults.wave_size) == (generic.compute_units, 64)
+
+
+def test_the_targets_warp_size_is_the_wave():
+    facts = adreno_config.device_facts(_with_model("adreno-740", thread_warp_size=128))
+    assert (facts.compute_units, facts.wave_size) == (6, 128)
+    assert adreno_config.Conv2dConfig.from_target(_with_model("adreno-740")).wave_size == 64
+
+
+def test_device_facts_change_the_occupancy_decision():
+    """A 1x1 conv to 64 channels (16 blocks) on 56x56 at the default tile of 2 blocks x 1
+    column has 8 * 56 * 56 = 25088 work items: 130 waves per compute unit on the generic
+    Adreno (3 units, waves of 64), above every threshold, so the tile stays; 5.9 on a device of
+    132 units and waves of 32, below the first threshold (8), so the channel blocks are
+    halved once (11.9 waves then, above the next threshold, 4)."""
+    adreno = adreno_config.Conv2dConfig.from_target(ADRENO)
+    hopper = adreno_config.Conv2dConfig.from_target(_with_model("nvidia-h200"))
+    assert conv_tile(16, 56, 56, adreno, pointwise=True) == (2, 1)
+    assert conv_tile(16, 56, 56, hopper, pointwise=True) == (1, 1)
+    # the wave size alone moves it: waves of 1024 give 8.2 per unit (kept), of 2048 4.1 (halved)
+    wide = dataclasses.replace(adreno, wave_size=1024)
+    assert conv_tile(16, 56, 56, wide, pointwise=True) == (2, 1)
+    wider = dataclasses.replace(adreno, wave_size=2048)
+    assert conv_tile(16, 56, 56, wider, pointwise=True) == (1, 1)
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,8 @@
 """Tests of dlight.adreno.DepthwisePointwiseConv2d: a depthwise conv and the 1x1 conv reading
 it, fused by FuseDepthwisePointwise, as one kernel."""
 
+import dataclasses
+
 import pytest
 
 import tvm
@@ -34,7 +36,14 @@ from adreno_schedule_testing import (
     thread_extents,
 )
 
-TARGET = tvm.target.Target("qcom/adreno-opencl-texture")
+# The decisions asserted here are those for the desktop GPU the knobs were measured on (132
+# compute units, waves of 32), the device facts of TARGET's model.
+TARGET = tvm.target.Target({"tag": "qcom/adreno-opencl-texture", "model": "nvidia-h200"})
+
+
+def _config(**knobs):
+    """TARGET's config with ``knobs`` changed."""
+    return dataclasses.replace(DepthwisePointwiseConfig.from_target(TARGET), **knobs)
 TEXTURE = "global.texture"
 
 
@@ -48,7 +57,7 @@ def test_depthwise_result_stays_in_registers(stride):
     """One loop nest bound to threads; the depthwise result, its input row and weights live in
     ``local`` buffers, none in ``global``; the padding and ReLU6 blocks are inlined."""
     func = depthwise_pointwise_prim_func(16, 8, 8, stride=stride, data_scope=TEXTURE)
-    scheduled = _schedule(func, DepthwisePointwiseConfig(share_depthwise=False))
+    scheduled = _schedule(func, _config(share_depthwise=False))
     assert scheduled is not None
     assert set(thread_extents(scheduled)) == {"blockIdx.x", "threadIdx.x"}
     assert alloc_scopes(scheduled) == {"local"}
@@ -60,7 +69,7 @@ def test_work_items_cover_the_pointwise_outputs():
     """The 1x1 conv's tile decides the work items, as for Conv2d without split-K: 2 output
     channel blocks (8 channels) x 64 pixels, one texel each at so few items."""
     func = depthwise_pointwise_prim_func(16, 8, 8, data_scope=TEXTURE)
-    scheduled = _schedule(func, DepthwisePointwiseConfig(split_k=16, share_depthwise=False))
+    scheduled = _schedule(func, _config(split_k=16, share_depthwise=False))
     assert thread_extents(scheduled) == {"blockIdx.x": 1, "threadIdx.x": 128}
 
 
@@ -79,10 +88,10 @@ def test_shared_falls_back_when_tiles_exceed_a_group():
     """More output channel tiles than a work group has threads: no group can hold them all,
     and the rule keeps the depthwise result in registers."""
     func = depthwise_pointwise_prim_func(16, 8, 1024, data_scope=TEXTURE)
-    config = DepthwisePointwiseConfig(share_depthwise=True, threads=64)
+    config = _config(share_depthwise=True, threads=64)
     scheduled = _schedule(func, config)
     assert alloc_scopes(scheduled) == {"local"}
-    registers = DepthwisePointwiseConfig(threads=64, share_depthwise=False)
+    registers = _config(threads=64, share_depthwise=False)
     tvm.ir.assert_structural_equal(scheduled, _schedule(func, registers))
 
 

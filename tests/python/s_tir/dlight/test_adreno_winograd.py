@@ -23,7 +23,6 @@ import pytest
 import tvm
 import tvm.testing
 from tvm import tirx
-from tvm.relax.transform.legalize_ops import adreno as legalize_adreno
 from tvm.s_tir import dlight as dl
 
 from adreno_schedule_testing import (
@@ -45,7 +44,7 @@ def _schedule(func):
 
 def _stages(tile=4):
     """The PrimFuncs of an F(tile x tile, 3x3) conv of 256 channels on an 8x8 map, by stage."""
-    with legalize_adreno.winograd_mode(str(tile)):
+    with tvm.transform.PassContext(config={"relax.adreno.winograd": str(tile)}):
         funcs = fused_prim_funcs((1, 64, 8, 8, 4), (64, 256, 3, 3, 4))
     stages = {}
     for name, func in funcs.items():

@@ -21,8 +21,8 @@
 * the device-keyed JSON database: it records the device; one measured on another device is
   skipped with one warning line, a corrupt one refused with one error line (None either way:
   the default schedules);
-* the Adreno pipeline under ``with database:``: the database's choice reaches the module and
-  the module keeps its ``vdevice`` global infos;
+* the Adreno pipeline under ``with database:`` (read when the pass runs): the database's
+  choice reaches the module and the module keeps its ``vdevice`` global infos;
 * on a local OpenCL device, a round trip (build, measure, commit, compile under the database)
   that computes what the LLVM build computes, and the cold-cache evictor.
 
@@ -592,16 +592,27 @@ def legalize_pass_names(target):
         return [p.info.name for p in relax.pipeline.legalize_passes(target)]
 
 
-def test_pipeline_applies_a_database_only_under_one(tmp_path, bundle):
-    """Without a current database the pipeline is the dlight rules alone; under one it
-    applies the database before them."""
+def test_pipeline_reads_the_database_when_it_runs(tmp_path, bundle):
+    """A pipeline made outside any database applies the one current when it runs (as TVM's
+    own pipelines take it), before the dlight rules; without one the pass changes nothing."""
     target = texture_target()
-    assert "MetaScheduleApplyDatabase" not in legalize_pass_names(target)
-    commit_second_fastest(bundle, tmp_path / "db", SOME_DEVICE)
-    with msa.load_database(tmp_path / "db", device=SOME_DEVICE):
-        names = legalize_pass_names(target)
-    assert "MetaScheduleApplyDatabase" in names
+    names = legalize_pass_names(target)
     assert names.index("MetaScheduleApplyDatabase") < names.index("ApplyDefaultSchedule")
+    commit_second_fastest(bundle, tmp_path / "db", SOME_DEVICE)
+    database = msa.load_database(tmp_path / "db", device=SOME_DEVICE)
+    pipeline = relax.backend.adreno.get_default_pipeline(target)
+    runs = {}
+    for label in ("without", "with"):
+        watch = ModuleAround("MetaScheduleApplyDatabase")
+        with tvm.transform.PassContext(instruments=[watch]):
+            if label == "with":
+                with database:
+                    pipeline(TinyConv)
+            else:
+                pipeline(TinyConv)
+        runs[label] = watch
+    tvm.ir.assert_structural_equal(runs["without"].after, runs["without"].before)
+    assert not tvm_ffi.structural_equal(runs["with"].after, runs["with"].before)
 
 
 @tvm.instrument.pass_instrument

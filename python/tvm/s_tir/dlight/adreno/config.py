@@ -21,9 +21,17 @@ by ``from_target``; a rule never carries a tuning constant of its own. Each fiel
 :func:`knob`: its default, the values a tuner may try instead (the rule's search space, read by
 :mod:`tvm.s_tir.meta_schedule.adreno`), and why the default is what it is.
 
-A new device is a new ``from_target`` branch or a config passed to the rule, not a new branch
-in the rule. Knobs named in ``THREAD_KNOBS`` are work-group sizes: ``from_target`` and
-:meth:`RuleConfig.space` bound them by the target's ``max_num_threads``.
+What a rule must know of the device and the target does not say (its compute units; its wave
+size where the target's ``thread_warp_size`` is not set) is a :class:`DeviceFacts` of
+``DEVICES``, chosen by the target's ``model`` (``-model=adreno-740``); a target naming no known
+model gets the Adreno facts of ``DEVICES["adreno"]``. A new device is a new entry there (or a
+config passed to the rule), not a new branch in a rule. Knobs named in ``THREAD_KNOBS`` are
+work-group sizes: ``from_target`` and :meth:`RuleConfig.space` bound them by the target's
+``max_num_threads``.
+
+Every knob's reason says where its default comes from. Most were measured on a desktop GPU
+through OpenCL (no Adreno device was at hand), and say so: on an Adreno device they are a
+starting point for the tuner (:mod:`tvm.s_tir.meta_schedule.adreno`), not a measurement.
 """
 
 import dataclasses
@@ -61,6 +69,77 @@ def knob(default: Any, choices: Sequence[Any], why: str) -> Any:
     )
 
 
+@dataclasses.dataclass(frozen=True)
+class DeviceFacts:
+    """What the rules need to know of a device that its target does not carry.
+
+    Parameters
+    ----------
+    compute_units : int
+        ``CL_DEVICE_MAX_COMPUTE_UNITS``: the work groups the device runs at once, one per unit
+        at least.
+    wave_size : int
+        Work items the device issues together (a wave, warp or sub-group).
+    source : str
+        Where the numbers come from.
+    """
+
+    compute_units: int
+    wave_size: int
+    source: str
+
+
+_TFLITE_GPU_INFO = (
+    "TFLite GPU's and ML Drift's device tables (tensorflow/lite/delegates/gpu/common/"
+    "gpu_info.cc, ml_drift/common/gpu_info.cc): Adreno 6xx and 7xx run waves of 64 fibers "
+    "(half wave) or 128 (full wave); 64 is taken, the wave of a kernel that holds many "
+    "registers, as a conv tile does (llama.cpp's Adreno kernels, by Qualcomm engineers, "
+    "use 64 on every Adreno)"
+)
+_HOPPER = (
+    "NVIDIA H100 and H200 (GH100, 132 streaming multiprocessors in the SXM parts) and CUDA's "
+    "warp of 32 threads, as their OpenCL driver reports them; the desktop GPU most knob "
+    "defaults were measured on"
+)
+
+#: Device facts by the target's ``model``. ``"adreno"`` serves every Adreno target that names
+#: no model: the 3 compute units of the Adreno 650 and 660 (the middle of the 6xx and 7xx
+#: parts, which report 2 to 6).
+DEVICES: Dict[str, DeviceFacts] = {
+    "adreno": DeviceFacts(
+        3, 64, "an Adreno 650's clinfo reports 3 compute units; waves: " + _TFLITE_GPU_INFO
+    ),
+    "adreno-630": DeviceFacts(2, 64, "2 compute units in TFLite GPU's table; " + _TFLITE_GPU_INFO),
+    "adreno-640": DeviceFacts(
+        2, 64, "a Snapdragon 855's clinfo reports 2 compute units; " + _TFLITE_GPU_INFO
+    ),
+    "adreno-650": DeviceFacts(
+        3,
+        64,
+        "clinfo of a Snapdragon 865: 3 compute units, work groups of up to 1024, preferred "
+        "multiple 128 (its full wave); " + _TFLITE_GPU_INFO,
+    ),
+    "adreno-660": DeviceFacts(3, 64, "3 compute units in TFLite GPU's table; " + _TFLITE_GPU_INFO),
+    "adreno-730": DeviceFacts(4, 64, "4 compute units in TFLite GPU's table; " + _TFLITE_GPU_INFO),
+    "adreno-740": DeviceFacts(6, 64, "6 compute units in TFLite GPU's table; " + _TFLITE_GPU_INFO),
+    "adreno-750": DeviceFacts(6, 64, "6 compute units in ML Drift's table; " + _TFLITE_GPU_INFO),
+    "nvidia-h100": DeviceFacts(132, 32, _HOPPER),
+    "nvidia-h200": DeviceFacts(132, 32, _HOPPER),
+}
+
+
+def device_facts(target: Target) -> DeviceFacts:
+    """The facts of the target's device: ``DEVICES`` by its ``model`` (``"adreno"`` when it
+    names none the table knows), with the target's ``thread_warp_size`` as the wave size where
+    the target sets one (more than 1, the OpenCL target's placeholder)."""
+    model = str(target.attrs["model"]) if "model" in target.attrs else ""
+    facts = DEVICES.get(model, DEVICES["adreno"])
+    warp = int(target.attrs["thread_warp_size"]) if "thread_warp_size" in target.attrs else 1
+    if warp > 1 and warp != facts.wave_size:
+        facts = dataclasses.replace(facts, wave_size=warp, source=f"{facts.source}; warp: target")
+    return facts
+
+
 def _max_threads(target: Target) -> int:
     # 256: what TVM assumes for a GPU that names no limit (and the Adreno tags' limit).
     return int(target.attrs["max_num_threads"]) if "max_num_threads" in target.attrs else 256
@@ -71,14 +150,21 @@ class RuleConfig:
     """Base of the rule configs: the target bound and the enumerated search space."""
 
     THREAD_KNOBS: ClassVar[Tuple[str, ...]] = ()
+    #: Fields that are facts of the device (``DeviceFacts`` fields of the same name), filled in
+    #: by ``from_target`` and never searched.
+    DEVICE_KNOBS: ClassVar[Tuple[str, ...]] = ()
 
     @classmethod
     def from_target(cls: type, target: Target) -> ConfigT:
-        """The defaults, with every work-group size bounded by the target's thread limit."""
+        """The defaults, with every work-group size bounded by the target's thread limit and
+        the device facts of :func:`device_facts`."""
         limit = _max_threads(target)
         base = cls()
+        facts = device_facts(target)
         return dataclasses.replace(
-            base, **{name: min(getattr(base, name), limit) for name in cls.THREAD_KNOBS}
+            base,
+            **{name: min(getattr(base, name), limit) for name in cls.THREAD_KNOBS},
+            **{name: getattr(facts, name) for name in cls.DEVICE_KNOBS},
         )
 
     @classmethod
@@ -112,7 +198,9 @@ class RuleConfig:
         names = list(self.choices())
         axes = []
         for name, values in self.choices().items():
-            if name in self.THREAD_KNOBS:
+            if name in self.DEVICE_KNOBS:
+                values = (getattr(self, name),)
+            elif name in self.THREAD_KNOBS:
                 # none fits: only the config's own size (from_target bounds it by the limit)
                 values = tuple(v for v in values if v <= limit) or (getattr(self, name),)
             axes.append(values)
@@ -153,9 +241,10 @@ class Conv2dConfig(RuleConfig):
     pointwise_columns : int
         The same for a 1x1 conv.
     compute_units : int
-        Compute units of the device, for the occupancy guard.
+        Compute units of the device, for the occupancy guard (a device fact,
+        :func:`device_facts`).
     wave_size : int
-        Threads per wave (warp) of the device, for the occupancy guard.
+        Threads per wave (warp) of the device, for the occupancy guard (a device fact).
     occupancy_waves : Tuple[int, ...]
         For each threshold the layer's waves per compute unit (at the full tile) fall below,
         one tile dimension is halved.
@@ -175,6 +264,7 @@ class Conv2dConfig(RuleConfig):
     """
 
     THREAD_KNOBS: ClassVar[Tuple[str, ...]] = ("threads",)
+    DEVICE_KNOBS: ClassVar[Tuple[str, ...]] = ("compute_units", "wave_size")
 
     threads: int = knob(
         128,
@@ -194,29 +284,29 @@ class Conv2dConfig(RuleConfig):
         (1, 2, 4, 8),
         "8 channels per item, the largest of MNN's image conv tiles (4 ch x 4 columns, 4 ch x "
         "4 rows, 8 ch x 4 rows): each block more reuses the input pixel once more; 4 blocks "
-        "were slower on every layer measured (above)",
+        "were slower on every layer measured on a desktop GPU (above)",
     )
     columns: int = knob(
         2,
         (1, 2, 4),
         "output columns per item of a KxK conv: at stride 1 a 3x3 row of 2 outputs reads 4 "
-        "input pixels for 6 taps. MNN uses 4; measured, 2 won on the stem (above) and 4 lost",
+        "input pixels for 6 taps. MNN uses 4; on a desktop GPU 2 won on the stem (above), 4 lost",
     )
     pointwise_columns: int = knob(
         1,
         (1, 2, 4),
         "output columns per item of a 1x1 conv: its columns share no input pixel, only the "
-        "weights, which all items of a work group read alike. Measured (64 -> 256 on 56x56): "
+        "weights, which all items of a work group read alike. On a desktop GPU (64 -> 256, 56x56): "
         "23 us at 1 block x 4 columns, 19 at 2 x 2, 14 at 2 x 1",
     )
     compute_units: int = knob(
-        132,
-        (132,),
-        "the compute units of the desktop GPU the defaults were measured on; an Adreno config "
-        "sets its own (a target carries no compute-unit count)",
+        3,
+        (3,),
+        "a device fact: from_target sets the target's (DEVICES by its model); this default is "
+        "the generic Adreno entry's",
     )
     wave_size: int = knob(
-        32, (32,), "the wave of the desktop GPU measured (Adreno waves hold 64 or 128 threads)"
+        64, (64,), "a device fact: from_target sets the target's; this is Adreno's (DEVICES)"
     )
     occupancy_waves: Tuple[int, ...] = knob(
         (8, 4, 2),
@@ -251,9 +341,9 @@ class Conv2dConfig(RuleConfig):
     unroll_window: bool = knob(
         False,
         (False, True),
-        "kept rolled: unrolled alone it was 23% slower on the 64-channel 3x3 layer measured "
-        "and faster only with a larger tile than the guard gives at one image (above), which "
-        "the tuner finds per workload",
+        "kept rolled: on a desktop GPU, unrolled alone it was 23% slower on the 64-channel 3x3 "
+        "layer and faster only with a larger tile than the guard gives at one image (above), "
+        "which the tuner finds per workload",
     )
     # Building single conv kernels on PoCL 3.1, first call, s: rolled 1.6; unrolled steps of
     # 576 (3x3, 4 blocks x 4 columns), 1152 (3x3, 8 x 4) and 1568 (7x7 stem, 2 x 4)
@@ -263,7 +353,7 @@ class Conv2dConfig(RuleConfig):
     unroll_window_limit: int = knob(
         1568,
         (1568,),
-        "the largest unrolled step measured to build in under a minute (above), which admits "
+        "the largest unrolled step that built in under a minute on PoCL (above), which admits "
         "every 3x3 tile of the space; a larger window stays rolled. A bound on the other "
         "knobs, not a search knob",
     )
@@ -387,14 +477,15 @@ class WinogradChoiceConfig(RuleConfig):
         512,
         (64, 128, 256, 512, 1 << 30),
         "Winograd pays once the product (9 m^2 / (m + 2)^2 of the multiplies) outweighs the two "
-        "transforms and intermediate textures: direct won up to 256 channels, F(2x2) at 512 "
-        "(table above)",
+        "transforms and intermediate textures: on a desktop GPU direct won up to 256 channels, "
+        "F(2x2) at 512 (table above)",
     )
     tile4_min_extent: int = knob(
         8,
         (1, 8, 16, 1 << 30),
-        "F(4x4) needs enough 6x6 tiles: at 7x7 (two tiles overhanging by one row and column) "
-        "F(2x2) was faster (table above); at 14x14 F(4x4) was, against the unsplit direct conv",
+        "F(4x4) needs enough 6x6 tiles: on a desktop GPU at 7x7 (two tiles overhanging by one "
+        "row and column) F(2x2) was faster (table above); at 14x14 F(4x4) was, against the "
+        "unsplit direct conv",
     )
 
 

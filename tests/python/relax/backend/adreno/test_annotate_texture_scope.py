@@ -19,6 +19,7 @@
 consumers that disagree."""
 
 import numpy as np
+import pytest
 
 import tvm
 import tvm.testing
@@ -29,7 +30,6 @@ from tvm.relax.backend.adreno.transform import (
     AnnotateTextureScope,
     TextureLimits,
     choose_texture_scope,
-    conv_weights_in_textures,
 )
 from tvm.script import ir as I
 from tvm.script import relax as R
@@ -269,27 +269,37 @@ def _conv_weight_scopes(mod):
     return scopes
 
 
-def test_conv_weights_are_textures_only_inside_the_option():
-    """By default the conv reads its blocked weight from a buffer; inside
-    ``conv_weights_in_textures`` the weight's blocking writes a texture the conv reads, with
-    no copy; ``conv_weights_in_textures(False)`` inside it restores the default, and the
-    option ends with its block."""
+def _weights_in_textures(enabled):
+    return tvm.transform.PassContext(config={"relax.adreno.conv_weights_in_textures": enabled})
+
+
+def test_conv_weights_are_textures_only_with_the_option():
+    """By default the conv reads its blocked weight from a buffer; with the PassContext option
+    ``relax.adreno.conv_weights_in_textures`` the weight's blocking writes a texture the conv
+    reads, with no copy; the option set to False is the default, and it is read when the
+    pass runs, not when it is made."""
     mod = _before_annotation(ConvThenMean)
+    annotate = AnnotateTextureScope(TARGET)
     with TARGET:
-        default = AnnotateTextureScope(TARGET)(mod)
-        with conv_weights_in_textures():
-            textures = AnnotateTextureScope(TARGET)(mod)
-            with conv_weights_in_textures(False):
-                nested = AnnotateTextureScope(TARGET)(mod)
-        after = AnnotateTextureScope(TARGET)(mod)
+        default = annotate(mod)
+        with _weights_in_textures(True):
+            textures = annotate(mod)
+        with _weights_in_textures(False):
+            off = annotate(mod)
     assert _conv_weight_scopes(default) == ["global"]
     # the scope of every texture of that shape: (2, 8, 1, 1, 4) is 16 layers of one texel
     weight_scope = choose_texture_scope((2, 8, 1, 1, 4), TextureLimits.from_target(TARGET))
     assert weight_scope.startswith("global.texture")
     assert _conv_weight_scopes(textures) == [weight_scope]
     assert not _copies(textures)
-    tvm.ir.assert_structural_equal(nested, default)
-    tvm.ir.assert_structural_equal(after, default)
+    tvm.ir.assert_structural_equal(off, default)
+
+
+def test_conv_weights_option_takes_a_bool():
+    options = tvm.transform.PassContext.list_configs()
+    assert options["relax.adreno.conv_weights_in_textures"]["type"] == "bool"
+    with pytest.raises(AttributeError, match="relax.adreno.conv_weights_in_textures takes bool"):
+        _weights_in_textures("yes")
 
 
 def test_reductions_keep_their_op_pattern():

@@ -22,7 +22,7 @@ import pytest
 import tvm
 import tvm.testing
 from tvm import relax, s_tir, tirx
-from tvm.relax.backend.adreno.transform import FuseDepthwisePointwise, fuse_depthwise_pointwise
+from tvm.relax.backend.adreno.transform import FuseDepthwisePointwise
 from tvm.relax.transform.legalize_ops import adreno as legalize_adreno
 from tvm.s_tir.dlight.adreno.base import CONV2D, DEPTHWISE_CONV2D, schedule_rule_of
 
@@ -69,7 +69,7 @@ def _fused(pointwise_kernel=1, pointwise_stride=1, share=False):
 
 
 def _fuse(mod):
-    with fuse_depthwise_pointwise():
+    with tvm.transform.PassContext(config={"relax.adreno.fuse_depthwise_pointwise": True}):
         return FuseDepthwisePointwise()(mod)
 
 

@@ -16,7 +16,8 @@
 # under the License.
 # pylint: disable=invalid-name,missing-docstring,no-self-argument,not-callable
 """Tests of the Adreno conv2d legalization: which implementation each shape gets (Winograd,
-direct, depthwise, group) and the Winograd rule of winograd_tile / winograd_mode."""
+direct, depthwise, group), the Winograd rule of winograd_tile and the option
+relax.adreno.winograd."""
 
 import pytest
 import tvm_ffi
@@ -103,19 +104,28 @@ def test_winograd_tile_by_shape(data, weight, strides, dtype, tile):
 
 
 @pytest.mark.parametrize("mode, tile", [("off", 0), ("2", 2), ("4", 4)])
-def test_winograd_mode_overrides_the_shape_rule(mode, tile):
+def test_winograd_option_overrides_the_shape_rule(mode, tile):
     _, small = _conv_call((1, 2, 8, 8, 4), (2, 8, 3, 3, 4))
     _, large = _conv_call((1, 128, 8, 8, 4), (128, 512, 3, 3, 4))
-    with legalize_adreno.winograd_mode(mode):
+    with tvm.transform.PassContext(config={"relax.adreno.winograd": mode}):
+        assert legalize_adreno.winograd_mode() == mode
         assert legalize_adreno.winograd_tile(small) == tile
         assert legalize_adreno.winograd_tile(large) == tile
-    assert legalize_adreno.winograd_tile(small) == 0  # restored on exit
+    assert legalize_adreno.winograd_mode() == "auto"  # the default outside the context
+    assert legalize_adreno.winograd_tile(small) == 0
+
+
+def test_winograd_option_is_registered_with_its_type():
+    assert tvm.transform.PassContext.list_configs()["relax.adreno.winograd"]["type"] == "str"
+    with pytest.raises(AttributeError, match="relax.adreno.winograd"):
+        tvm.transform.PassContext(config={"relax.adreno.winograd": 4})
 
 
 def test_unknown_winograd_mode_is_refused():
-    with pytest.raises(ValueError, match="is not one of"):
-        with legalize_adreno.winograd_mode("8"):
-            pass
+    _, large = _conv_call((1, 128, 8, 8, 4), (128, 512, 3, 3, 4))
+    with tvm.transform.PassContext(config={"relax.adreno.winograd": "8"}):
+        with pytest.raises(ValueError, match=r"relax.adreno.winograd='8' is not one of"):
+            legalize_adreno.winograd_tile(large)
 
 
 @pytest.mark.parametrize(

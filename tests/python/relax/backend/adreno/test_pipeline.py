@@ -19,6 +19,7 @@
 buffer targets, and what the whole pipeline makes of a conv2d."""
 
 import collections
+import logging
 
 import numpy as np
 import pytest
@@ -128,6 +129,38 @@ class ConvRelu6:
 def _lowered(mod):
     with TEXTURE:
         return adreno.get_default_pipeline(TEXTURE)(mod)  # pylint: disable=no-value-for-parameter
+
+
+def _opencl_source(executable):
+    sources = []
+
+    def _walk(module):
+        for imported in module.imports:
+            if imported.kind == "opencl":
+                sources.append(imported.inspect_source())
+            _walk(imported)
+
+    _walk(executable.mod)
+    return "\n".join(sources)
+
+
+@pytest.mark.skipif(
+    tvm.get_global_func("relax.ext.openclml", allow_missing=True) is not None,
+    reason="this TVM has the CLML codegen: the offload would take the convolution",
+)
+def test_clml_beside_textures_without_the_clml_codegen(caplog):
+    """A target with the clml and texture keys, on a TVM built without CLML's codegen: the
+    offload takes nothing (one warning says why) and the texture path compiles the module
+    exactly as for the texture target."""
+    both = tvm.target.Target("qcom/adreno-opencl-clml-texture", host="llvm")
+    assert {"clml", "texture"} <= set(both.keys)
+    with caplog.at_level(logging.WARNING, logger="tvm.relax.backend.adreno.pipeline"):
+        with_clml = tvm.compile(ConvRelu6, target=both)
+    warnings = [r.getMessage() for r in caplog.records if "USE_CLML=OFF" in r.getMessage()]
+    assert len(warnings) == 1, warnings
+    source = _opencl_source(with_clml)
+    assert "read_imagef" in source and "write_imagef" in source
+    assert source == _opencl_source(tvm.compile(ConvRelu6, target=TEXTURE))
 
 
 def test_pipeline_fuses_conv_and_relu6_and_allocates_on_device_0():

@@ -29,7 +29,7 @@ tensor arguments either a buffer or a texture, by this rule:
 * ``relax.nn.conv2d`` in ``NCHW4c`` / ``OIHW4o``, and a ``call_tir`` of a transposed
   convolution (a block annotated with the ``schedule_rule`` of the transposed ``NCHW4c``
   convolution), read their data from a texture and their weight from a buffer; inside
-  :py:func:`conv_weights_in_textures` the ``conv2d`` reads its weight from a texture too
+  the PassContext option ``relax.adreno.conv_weights_in_textures`` the ``conv2d`` reads its weight from a texture too
   (the ``OIHW4o`` weight is a packed tensor; its blocking writes the texture, once when the
   weights are lifted or folded);
 * ``max_pool2d``, ``avg_pool2d`` and ``adaptive_avg_pool2d`` in ``NCHW4c`` read textures;
@@ -54,9 +54,7 @@ That pass is not used, for three reasons upstream should fix there:
 * ``HintArg`` sets the type of a constant argument in the caller's own constant node.
 """
 
-import contextlib
-import contextvars
-from typing import Dict, Iterator, List, Optional, Set
+from typing import Dict, List, Optional, Set
 
 import tvm
 from tvm import relax, s_tir, tirx
@@ -79,32 +77,12 @@ _POOLS = tuple(
     for name in ("relax.nn.max_pool2d", "relax.nn.avg_pool2d", "relax.nn.adaptive_avg_pool2d")
 )
 _GLOBAL = "global"
-_CONV_WEIGHTS_IN_TEXTURES = contextvars.ContextVar("adreno_conv_weights_in_textures", default=False)
-
-
-@contextlib.contextmanager
-def conv_weights_in_textures(enabled: bool = True) -> Iterator[None]:
-    """Choose where the ``NCHW4c`` convolutions compiled inside the ``with`` block read their
-    ``OIHW4o`` weights: a texture (``enabled``) or, as by default, a buffer.
-
-    The image path gives a weight read the texture cache, where a buffer read goes through
-    the device's ordinary memory path; which is faster depends on the device (Adreno GPUs
-    are built around the former), so the default stays a buffer until measured.
-
-    Parameters
-    ----------
-    enabled : bool
-        Weights in textures (True) or in buffers (False).
-
-    Yields
-    ------
-    None
-    """
-    token = _CONV_WEIGHTS_IN_TEXTURES.set(bool(enabled))
-    try:
-        yield
-    finally:
-        _CONV_WEIGHTS_IN_TEXTURES.reset(token)
+#: The PassContext option putting conv weights in textures (registered in
+#: src/relax/backend/adreno/pass_config.cc). The image path gives a weight read the texture
+#: cache, where a buffer read goes through the device's ordinary memory path; which is faster
+#: depends on the device (Adreno GPUs are built around the former), so the default stays a
+#: buffer until measured.
+CONV_WEIGHTS_OPTION = "relax.adreno.conv_weights_in_textures"
 
 
 def _is_packed(ty) -> bool:
@@ -162,9 +140,16 @@ def _block_schedule_rules(func: tirx.PrimFunc) -> Set[str]:
 class _ScopeRule:
     """Which arguments of a call read textures (see the module docstring)."""
 
-    def __init__(self, mod: tvm.IRModule, limits: TextureLimits, calls: List[relax.Call]):
+    def __init__(
+        self,
+        mod: tvm.IRModule,
+        limits: TextureLimits,
+        calls: List[relax.Call],
+        conv_weights_in_textures: bool,
+    ):
         self.mod = mod
         self.limits = limits
+        self.conv_weights_in_textures = conv_weights_in_textures
         self.reductions = _texture_reductions(mod, calls)
         self.callees: Dict[tvm.ir.GlobalVar, List[bool]] = {}
         self.asked: Dict[relax.Call, List[str]] = {}
@@ -180,7 +165,7 @@ class _ScopeRule:
         attrs = call.attrs
         if call.op.same_as(_CONV2D):
             blocked = attrs.data_layout == "NCHW4c" and attrs.kernel_layout == "OIHW4o"
-            return [True, _CONV_WEIGHTS_IN_TEXTURES.get()] if blocked else [False]
+            return [True, self.conv_weights_in_textures] if blocked else [False]
         if any(call.op.same_as(pool) for pool in _POOLS):
             return [attrs.layout == "NCHW4c"]
         return [False]
@@ -367,7 +352,7 @@ class AnnotateTextureScope:  # pylint: disable=too-few-public-methods
     def __init__(self, target: tvm.target.Target):
         self.target = target
 
-    def transform_module(self, mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
+    def transform_module(self, mod: tvm.IRModule, ctx: tvm.transform.PassContext) -> tvm.IRModule:
         """Annotate the scope of every tensor of the Relax functions of ``mod``."""
         funcs = {
             gvar: (func, _var_bindings(func))
@@ -380,7 +365,8 @@ class AnnotateTextureScope:  # pylint: disable=too-few-public-methods
             for b in bindings
             if isinstance(b.value, relax.Call)
         ]
-        rule = _ScopeRule(mod, TextureLimits.from_target(self.target), calls)
+        weights_in_textures = bool(ctx.config.get(CONV_WEIGHTS_OPTION, False))
+        rule = _ScopeRule(mod, TextureLimits.from_target(self.target), calls, weights_in_textures)
         writer = _ScopeWriter(mod, self.target, rule)
         for gvar, (func, bindings) in funcs.items():
             writer.decide(func, bindings)

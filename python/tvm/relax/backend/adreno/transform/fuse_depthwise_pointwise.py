@@ -38,12 +38,13 @@ both convolutions; :class:`~tvm.s_tir.dlight.adreno.DepthwisePointwiseConv2d` sc
 the 1x1 convolution that computes each step of 4 input channels of the depthwise result in
 registers where it reads them. That recomputes the depthwise result once per work item along
 the output channels, so the pass is a choice between launches and arithmetic, off by default
-(:func:`fuse_depthwise_pointwise`).
+(the PassContext option ``relax.adreno.fuse_depthwise_pointwise``)::
+
+    with tvm.transform.PassContext(config={"relax.adreno.fuse_depthwise_pointwise": True}):
+        ex = tvm.compile(mod, target)
 """
 
-import contextlib
-import contextvars
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import tvm
 from tvm import relax, s_tir, tirx
@@ -52,28 +53,9 @@ from tvm.s_tir.dlight.adreno.base import CONV2D, DEPTHWISE_CONV2D, schedule_rule
 from .utils import call_tir_args
 
 _CALL_TIR = tvm.ir.Op.get("relax.call_tir")
-_FUSE = contextvars.ContextVar("adreno_fuse_depthwise_pointwise", default=False)
-
-
-@contextlib.contextmanager
-def fuse_depthwise_pointwise(enabled: bool = True) -> Iterator[None]:
-    """Compile the depthwise separable blocks inside the ``with`` block as one kernel each
-    (``enabled``) or, as by default, as two.
-
-    Parameters
-    ----------
-    enabled : bool
-        Merge each depthwise convolution into the 1x1 convolution that reads it.
-
-    Yields
-    ------
-    None
-    """
-    token = _FUSE.set(bool(enabled))
-    try:
-        yield
-    finally:
-        _FUSE.reset(token)
+#: The PassContext option that turns the pass on (registered in
+#: src/relax/backend/adreno/pass_config.cc).
+FUSE_OPTION = "relax.adreno.fuse_depthwise_pointwise"
 
 
 def _conv_block(func: tirx.PrimFunc) -> Optional[Tuple[str, s_tir.SBlock]]:
@@ -248,7 +230,8 @@ def _fuse_block(
 @tvm.transform.module_pass(opt_level=0, name="FuseDepthwisePointwise")
 class FuseDepthwisePointwise:  # pylint: disable=too-few-public-methods
     """Merge each depthwise convolution group into the 1x1 convolution group that reads it,
-    inside :func:`fuse_depthwise_pointwise` (a no-op outside it).
+    when the PassContext option ``relax.adreno.fuse_depthwise_pointwise`` is true (a no-op
+    otherwise).
 
     See the module docstring for the rule. Run after ``FuseOps`` and before ``FuseTIR``.
 
@@ -258,9 +241,9 @@ class FuseDepthwisePointwise:  # pylint: disable=too-few-public-methods
         The pass.
     """
 
-    def transform_module(self, mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
+    def transform_module(self, mod: tvm.IRModule, ctx: tvm.transform.PassContext) -> tvm.IRModule:
         """Merge the pairs in every Relax function of ``mod`` that is not itself a group."""
-        if not _FUSE.get():
+        if not bool(ctx.config.get(FUSE_OPTION, False)):
             return mod
         builder = relax.BlockBuilder(mod)
         index = _ConvIndex(mod)

@@ -33,9 +33,11 @@ or a drop. Anything else (returned, put in a tuple, passed to a packed function 
 keep an alias such as ``vm.builtin.reshape``) keeps the allocation per call, and so does its
 storage.
 
-The rewrite is target-independent; the builtin ships with the OpenCL runtime library (upstream
-it belongs beside the VM builtins in ``src/runtime/vm/builtin.cc``). Without the builtin in the
-compiling process the pass leaves the module unchanged.
+The rewrite itself is target-independent, but the builtin ships with the OpenCL runtime
+(upstream it belongs beside the VM builtins in ``src/runtime/vm/builtin.cc``, for every
+runtime). So the pass rewrites the functions compiled for an OpenCL target, whose modules run
+only where that runtime is, and leaves others unchanged: what it emits depends on the module
+and the target alone, not on which libraries the compiling process has loaded.
 """
 
 from typing import Dict, List, Set
@@ -163,13 +165,15 @@ class HoistStaticAllocations:  # pylint: disable=too-few-public-methods
     a function ``f`` with hoistable allocations (see the module docstring) it adds a function
     ``f_static_alloc`` making them (with a global symbol, as the VM code generator needs for
     every function) and rewrites ``f`` to fetch them through ``vm.builtin.cached_static_alloc``.
-    Unchanged when that builtin is not registered in the compiling process.
+    Only under an OpenCL target (``tvm.target.Target.current()``), the runtime that carries the
+    builtin; unchanged otherwise.
     """
 
     def transform_module(  # pylint: disable=missing-function-docstring
         self, mod: tvm.IRModule, _ctx: tvm.transform.PassContext
     ) -> tvm.IRModule:
-        if tvm.get_global_func(BUILTIN, allow_missing=True) is None:
+        target = tvm.target.Target.current(allow_none=True)
+        if target is None or target.kind.name != "opencl":
             return mod
         builder = relax.BlockBuilder(mod)
         entry = 0
