@@ -341,12 +341,16 @@ def _scope_variants(mod):
             yield tvm.IRModule({"main": func.specialize(swap)})
 
 
-def _earlier_key(database, func_mod):
+def _earlier_key(database, func_mod, tuned_target=None):
     """The workload of ``database`` that ``func_mod`` was before a change its schedules do
-    not depend on: without the ``schedule_rule`` annotation, or with the texture scopes the
-    C++ first fit gave its parameters; None when the database holds neither."""
+    not depend on: without the ``schedule_rule`` annotation, with the texture scopes the
+    C++ first fit gave its parameters, or compiled for ``tuned_target`` (the target the
+    database was tuned for, when the target now differs in an attribute such as its
+    ``model``: a PrimFunc carries its target); None when the database holds none of them."""
     unannotated, annotated = _without_schedule_rule(func_mod)
     forms = [func_mod, unannotated] if annotated else [func_mod]
+    if tuned_target is not None:
+        forms += [_retargeted(form, tuned_target) for form in list(forms)]
     for form in forms:
         if form is not func_mod and database.has_workload(form):
             return form
@@ -354,6 +358,16 @@ def _earlier_key(database, func_mod):
             if database.has_workload(variant):
                 return variant
     return None
+
+
+def _retargeted(mod, target):
+    """``mod`` (one PrimFunc) with its ``target`` attribute set to ``target``."""
+    import tvm  # pylint: disable=import-outside-toplevel
+
+    gvar, func = list(mod.functions_items())[0]
+    if func.attrs is None or "target" not in func.attrs:
+        return mod
+    return tvm.IRModule({gvar: func.with_attr("target", target)})
 
 
 def _without_schedule_rule(mod):
@@ -375,7 +389,8 @@ def _without_schedule_rule(mod):
 
 def cmd_migrate(args) -> int:
     """Copy the records of each workload to the workload it became, when only its blocks'
-    ``schedule_rule`` annotation or a parameter's texture scope changed (``_earlier_key``).
+    ``schedule_rule`` annotation, a parameter's texture scope or the target's attributes
+    changed (``_earlier_key``).
 
     A trace names blocks, not annotations or scopes, so it replays on the new PrimFunc; each
     copied trace is replayed before it is committed, and the old records stay (the file only
@@ -397,6 +412,17 @@ def cmd_migrate(args) -> int:
     return 0
 
 
+def _tuned_target(folder):
+    """The target a database was tuned for (its ``device.json``), or None when it names none."""
+    import tvm  # pylint: disable=import-outside-toplevel
+
+    meta = pathlib.Path(folder) / "device.json"
+    if not meta.is_file():
+        return None
+    text = json.loads(meta.read_text(encoding="utf-8")).get("target")
+    return tvm.target.Target(text) if text else None
+
+
 def _migrate(args, target, database) -> dict:
     """The loop of :func:`cmd_migrate` over ``database`` (a plain, writable copy)."""
     from tvm import s_tir  # pylint: disable=import-outside-toplevel
@@ -409,6 +435,7 @@ def _migrate(args, target, database) -> dict:
     import run  # pylint: disable=import-outside-toplevel
 
     counts = {"held": 0, "migrated": 0, "records": 0, "not tuned": 0, "no replay": 0}
+    tuned_target = _tuned_target(args.database)
     for name in run.model_list(args.models, args.tiny):
         mod, _, _ = models.get(name, tiny=args.tiny)
         mod["main"] = mod["main"].with_attr("num_input", 1)
@@ -417,7 +444,7 @@ def _migrate(args, target, database) -> dict:
             if database.has_workload(func_mod):
                 counts["held"] += 1
                 continue
-            old_mod = _earlier_key(database, func_mod)
+            old_mod = _earlier_key(database, func_mod, tuned_target)
             if old_mod is None:
                 counts["not tuned"] += 1
                 continue
