@@ -30,7 +30,8 @@ only):
   u    as t, under ``BENCH_TUNING_DB_WARM`` (default bench/tuning/nvidia-h200-warm): the same
        candidates timed back to back (warm) instead of cold, for networks whose weights and
        activations stay in the device's cache between launches
-  w    as a, with the convolutions' blocked weights in textures (option ``relax.adreno.conv_weights_in_textures``)
+  w    as a, with the convolutions' blocked weights in textures
+       (option ``relax.adreno.conv_weights_in_textures``)
   f    as a, each depthwise convolution in one kernel with the 1x1 convolution reading it
        (option ``relax.adreno.fuse_depthwise_pointwise``)
   g    as t, with the depthwise and 1x1 convolutions fused as in f (the fused PrimFuncs are

@@ -396,7 +396,6 @@ def cmd_migrate(args) -> int:
     copied trace is replayed before it is committed, and the old records stay (the file only
     grows).
     """
-    import tvm  # pylint: disable=import-outside-toplevel
     from tvm.s_tir.meta_schedule import adreno as msa  # pylint: disable=import-outside-toplevel
 
     import build_worker  # pylint: disable=import-outside-toplevel
@@ -491,7 +490,7 @@ def main() -> int:
     parser.add_argument(
         "--fuse-depthwise-pointwise",
         action="store_true",
-        help="build: the workloads of the networks compiled with relax.adreno.fuse_depthwise_pointwise",
+        help="build: the networks' workloads with relax.adreno.fuse_depthwise_pointwise on",
     )
     parser.add_argument("--work", type=pathlib.Path, default=REPO / "build" / "tune")
     parser.add_argument("--python", default=sys.executable)
