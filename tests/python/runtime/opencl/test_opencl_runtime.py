@@ -505,6 +505,8 @@ COUNTER_NAMES = {
     "buffers_created",
     "images_created",
     "images_over_buffers",
+    "half_images_created",
+    "image_bytes_created",
     "programs_built",
     "programs_from_binary",
     "kernels_created",
