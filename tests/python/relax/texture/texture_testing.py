@@ -31,6 +31,12 @@ Dtype modes
     every tensor float32.
 ``float16``
     every tensor float16, and conv2d/matmul accumulate in float16 (``out_dtype="float16"``).
+``float16_storage``
+    every tensor float32 as the user wrote it, compiled with float16 texture storage
+    (``HalfTextureStorage``): the images between kernels hold half pixels, the kernels compute
+    in float32 (``read_imagef`` / ``write_imagef``), no ``cl_khr_fp16`` needed.  The
+    ``dtype_mode`` fixture compiles every texture build of the test that way
+    (``float16_storage_builds``).
 ``float16_acc32``
     every tensor between ops is float16, but conv2d/matmul are emitted with
     ``out_dtype="float32"`` and their result is cast back to float16 right away
@@ -44,6 +50,8 @@ the device run (for the float16 modes: the float16 inputs upcast exactly to floa
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import functools
 import math
@@ -59,6 +67,9 @@ from tvm import relax
 
 TEXTURE_TARGET_TAG = "qcom/adreno-opencl-texture"
 DTYPE_MODES = ("float32", "float16", "float16_acc32")
+# A compile option rather than a dtype: kernel-running tests only (the ``dtype_mode`` fixture).
+FLOAT16_STORAGE_MODE = "float16_storage"
+FP16_MODES = ("float16", "float16_acc32")
 TEXTURE_SCOPE_PREFIX = "global.texture"
 
 # Tolerances per dtype mode, as (rtol, atol relative to the largest |reference| value).
@@ -72,6 +83,9 @@ TOLERANCES = {
     "float32": (1e-4, 1e-5),
     "float16": (2e-2, 2e-2),
     "float16_acc32": (1e-2, 1e-2),
+    #   float16_storage: the same half rounding of each tensor written, float32 arithmetic
+    #     throughout: the float16_acc32 bound.
+    "float16_storage": (1e-2, 1e-2),
 }
 
 
@@ -158,7 +172,7 @@ def device_skip_reason(dtype_mode: str = "float32") -> Optional[str]:
     info = opencl_device()
     if not info.available:
         return f"no OpenCL device: {info.reason}"
-    if dtype_mode != "float32" and not info.has_fp16:
+    if dtype_mode in FP16_MODES and not info.has_fp16:
         return f"device {info.label} lacks cl_khr_fp16"
     return None
 
@@ -315,9 +329,10 @@ def plain_compile_uses_adreno_tir_pipeline() -> Tuple[bool, str]:
 _SWEEP_BUILDS: list = []
 
 
-def _options() -> Tuple[str, bool]:
+def _options() -> Tuple[str, bool, bool]:
     """The compile options the Adreno backend reads from context variables rather than the
-    PassContext: the Winograd mode and whether conv weights are textures."""
+    PassContext: the Winograd mode and whether conv weights are textures; and whether the
+    suite builds with float16 texture storage."""
     # pylint: disable=import-outside-toplevel,protected-access
     from tvm.relax.backend.adreno.transform import annotate_texture_scope
     from tvm.relax.transform.legalize_ops.adreno import convolution as legalize_conv2d
@@ -325,6 +340,7 @@ def _options() -> Tuple[str, bool]:
     return (
         legalize_conv2d._WINOGRAD_MODE.get(),
         annotate_texture_scope._CONV_WEIGHTS_IN_TEXTURES.get(),
+        _FLOAT16_STORAGE_BUILDS.get(),
     )
 
 
@@ -346,7 +362,22 @@ def _sweep_cached(build: Callable[[], object], mod: tvm.IRModule, key: str):
     return executable
 
 
+_FLOAT16_STORAGE_BUILDS = contextvars.ContextVar("float16_storage_builds", default=False)
+
+
+@contextlib.contextmanager
+def float16_storage_builds():
+    """Within: every texture build of the suite uses float16 texture storage."""
+    token = _FLOAT16_STORAGE_BUILDS.set(True)
+    try:
+        yield
+    finally:
+        _FLOAT16_STORAGE_BUILDS.reset(token)
+
+
 def _compile_texture(mod: tvm.IRModule):
+    if _FLOAT16_STORAGE_BUILDS.get():
+        return build_texture_half_storage(mod)
     target = texture_target()
     if build_mode().plain:
         return tvm.compile(mod, target=target)
@@ -636,9 +667,9 @@ class NetBuilder:
     """
 
     def __init__(self, dtype_mode: str = "float32"):
-        assert dtype_mode in DTYPE_MODES, dtype_mode
+        assert dtype_mode in DTYPE_MODES + (FLOAT16_STORAGE_MODE,), dtype_mode
         self.mode = dtype_mode
-        self.dtype = "float32" if dtype_mode == "float32" else "float16"
+        self.dtype = "float16" if dtype_mode in FP16_MODES else "float32"
         self.bb = relax.BlockBuilder()
         self.params: List[relax.Var] = []
         self._names: Dict[str, int] = {}
