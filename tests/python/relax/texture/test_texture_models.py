@@ -53,6 +53,9 @@ Tests
                                           the counts go to the log and, one JSON line per
                                           model, to the file named by TEXTURE_CENSUS_FILE.
   test_model_on_texture                   runs on the OpenCL device, compares numerics.
+  test_model_on_half_texture_storage      the same with float16 texture storage (float32
+                                          kernels), within HALF_STORAGE_TOLERANCE; the
+                                          census of which tensors are half, and why not.
 
 Models marked ``slow`` (select with ``-m slow``, leave out with ``-m "not slow"``): the rest
 (blazeface, torch_cnn) stays under 3 minutes on PoCL with 2 cores.  The texture build of each
@@ -286,6 +289,14 @@ class Model:
     output_tolerance: Dict[int, Tuple[float, float]] = dataclasses.field(default_factory=dict)
     output_splits: Dict[int, Tuple[int, Tuple[int, ...]]] = dataclasses.field(default_factory=dict)
 
+
+# Float16 texture storage (HalfTextureStorage): every tensor written to an image is rounded to
+# half (2**-11 relative) and read back exactly; the kernels sum in float32. Over 20 to 60
+# layers the roundings of the layers add up, each damped or amplified by the layers after it:
+# measured on random inputs (2026-12-07, PoCL and Intel) at most 4e-3 of an output's scale
+# (see test_model_on_half_texture_storage), so a bound of 2e-2 leaves five times that, and a
+# wrong kernel (off by the output scale) still fails.
+HALF_STORAGE_TOLERANCE = (2e-2, 2e-2)
 
 # Census floors measured 2026-11-30 (base + the workspace's Adreno fixes of that day).
 MODELS = [
@@ -543,6 +554,37 @@ def _census_file_line(name: str, counts: Dict[str, object]) -> None:
 
 
 _TEXTURE_BUILDS: Dict[str, object] = {}
+_HALF_BUILDS: Dict[str, object] = {}
+
+
+@tvm.instrument.pass_instrument
+class _PlannedModule:
+    """Keeps the module as PlanTextureStorage leaves it (what HalfTextureStorage decides on)."""
+
+    def __init__(self):
+        self.mod = None
+
+    def run_after_pass(self, mod, info):
+        if info.name == "PlanTextureStorage":
+            self.mod = mod
+
+
+def _half_build(name: str):
+    """(executable, census of the half storage decisions) of a model with float16 texture
+    storage, made once per process."""
+    # pylint: disable=import-outside-toplevel
+    from tvm.relax.backend.adreno.transform import half_storage_decisions
+
+    if name not in _HALF_BUILDS:
+        planned = _PlannedModule()
+        with tvm.transform.PassContext(opt_level=3, instruments=[planned]):
+            executable = tt.build_texture_half_storage(_imported(name).mod)
+        reasons: Dict[str, int] = {}
+        for decisions in half_storage_decisions(planned.mod).values():
+            for decision in decisions:
+                reasons[decision.reason] = reasons.get(decision.reason, 0) + 1
+        _HALF_BUILDS[name] = (executable, reasons)
+    return _HALF_BUILDS[name]
 
 
 def _texture_build(name: str) -> TextureBuild:
@@ -715,3 +757,45 @@ def test_model_on_texture(model: Model, rng):
             default=float("nan"),
         )
         _census_file_line(model.name, {"device": device, "right": right, "max_err_rel": worst})
+
+
+@pytest.mark.requires_opencl
+@pytest.mark.parametrize("model", _params(MODELS, texture=True))
+def test_model_on_half_texture_storage(model: Model, rng):
+    """With float16 texture storage the model still gives the framework's answer, within the
+    bound half storage allows (HALF_STORAGE_TOLERANCE); the tensors it keeps in half and those
+    it leaves in float32 (by reason) go to the log and the census file."""
+    executable, reasons = _half_build(model.name)
+    print(f"{model.name}: tensors by half storage decision: {reasons}")
+    assert reasons.get("half", 0) > 0, f"{model.name}: no tensor in half storage: {reasons}"
+    inputs = _random_inputs(model, rng)
+    actual = _compared(_run(executable, tt.tvm_device(), inputs), model)
+    desired = _compared(_imported(model.name).reference(inputs), model)
+    device = tt.opencl_device().label
+    bounded = dataclasses.replace(
+        model,
+        tolerance=HALF_STORAGE_TOLERANCE,
+        output_tolerance={
+            i: tuple(max(a, b) for a, b in zip(tol, HALF_STORAGE_TOLERANCE))
+            for i, tol in model.output_tolerance.items()
+        },
+    )
+    right = False
+    try:
+        _assert_matches(actual, desired, bounded, f"{model.name} on {device} (half storage)")
+        right = True
+    finally:
+        worst = max(
+            (rel for _, rel in _max_errors(actual, desired, model.output_range)),
+            default=float("nan"),
+        )
+        _census_file_line(
+            model.name,
+            {
+                "device": device,
+                "storage": "float16",
+                "right": right,
+                "max_err_rel": worst,
+                "half_storage_tensors": reasons,
+            },
+        )
