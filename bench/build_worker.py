@@ -35,6 +35,9 @@ only):
        (``fuse_depthwise_pointwise``)
   g    as t, with the depthwise and 1x1 convolutions fused as in f (the fused PrimFuncs are
        not in the database and take the default rules)
+  h    as a, with float16 texture storage (``relax.adreno.float16_storage``: the images
+       between kernels hold half pixels, the kernels compute in float32; no cl_khr_fp16)
+  k    as t, with float16 texture storage as in h
   ref  llvm: runs here, writes the reference output samples instead of a library
 
 Weights are parameters; ``main`` gets ``num_input = 1`` and the compile runs the target's own
@@ -73,10 +76,11 @@ import models  # noqa: E402  pylint: disable=wrong-import-position
 SEED = 20261130
 WORKAROUND = "bench-adreno-base-tir"
 #: The configurations compiled for the Adreno texture target.
-TEXTURE_CONFIGS = ("a", "b", "f", "g", "t", "u", "w")
+TEXTURE_CONFIGS = ("a", "b", "f", "g", "h", "k", "t", "u", "w")
 #: Per tuned configuration: the variable naming its database, its default folder in bench/tuning.
 TUNING_DATABASES = {
     "g": ("BENCH_TUNING_DB", "nvidia-h200"),
+    "k": ("BENCH_TUNING_DB", "nvidia-h200"),
     "t": ("BENCH_TUNING_DB", "nvidia-h200"),
     "u": ("BENCH_TUNING_DB_WARM", "nvidia-h200-warm"),
 }
@@ -87,6 +91,9 @@ COMPILE_OPTIONS = {
     "g": "fuse_depthwise_pointwise",
     "w": "conv_weights_in_textures",
 }
+#: The configurations compiled with float16 texture storage (HalfTextureStorage).
+FLOAT16_STORAGE_CONFIGS = ("h", "k")
+FLOAT16_STORAGE_OPTION = "relax.adreno.float16_storage"
 
 
 def _one_line(err: BaseException) -> str:
@@ -121,17 +128,39 @@ def target_of(config: str) -> tvm.target.Target:
     return tvm.target.Target("llvm")
 
 
-def lifted_pipeline(target):
-    """The target's default Relax pipeline with LiftTransformParams after legalization."""
+def _float16_storage_registered() -> bool:
+    return FLOAT16_STORAGE_OPTION in tvm.transform.PassContext.list_configs()
+
+
+def _dataflow_lower_passes(target, float16_storage: bool):
+    """The target's dataflow lowering; with ``float16_storage`` and no registered PassContext
+    option, its HalfTextureStorage pass forced on."""
+    passes = relax.pipeline.dataflow_lower_passes(target)
+    if not float16_storage or _float16_storage_registered():
+        return passes
+    # pylint: disable-next=import-outside-toplevel
+    from tvm.relax.backend.adreno.transform import HalfTextureStorage
+
+    forced = [HalfTextureStorage(enabled=True) if p.info.name == "HalfTextureStorage" else p
+              for p in passes]
+    if not any(p.info.name == "HalfTextureStorage" for p in forced):
+        raise RuntimeError("the texture pipeline has no HalfTextureStorage pass")
+    return forced
+
+
+def lifted_pipeline(target, float16_storage: bool = False, lift: bool = True):
+    """The target's default Relax pipeline with LiftTransformParams after legalization (when
+    ``lift``), and float16 texture storage when ``float16_storage``."""
 
     @tvm.transform.module_pass(opt_level=0)
     def _pipeline(mod, _ctx):
         with target:
+            lifting = [relax.transform.LiftTransformParams(), relax.transform.DeadCodeElimination()]
             seq = tvm.transform.Sequential(
                 relax.pipeline.library_dispatch_passes(target)
                 + relax.pipeline.legalize_passes(target)
-                + [relax.transform.LiftTransformParams(), relax.transform.DeadCodeElimination()]
-                + relax.pipeline.dataflow_lower_passes(target)
+                + (lifting if lift else [])
+                + _dataflow_lower_passes(target, float16_storage)
                 + relax.pipeline.finalize_passes(target)
             )
             return seq(mod)
@@ -171,9 +200,14 @@ def compile_one(mod, config: str, lift: bool):
     kwargs = {}
     if config == "b":
         kwargs["tir_pipeline"] = WORKAROUND
-    if lift:
-        kwargs["relax_pipeline"] = lifted_pipeline(target)
+    half = config in FLOAT16_STORAGE_CONFIGS
+    if lift or (half and not _float16_storage_registered()):
+        kwargs["relax_pipeline"] = lifted_pipeline(target, float16_storage=half, lift=lift)
     with contextlib.ExitStack() as stack:
+        if half and _float16_storage_registered():
+            stack.enter_context(
+                tvm.transform.PassContext(opt_level=3, config={FLOAT16_STORAGE_OPTION: True})
+            )
         if config in TUNING_DATABASES:
             stack.enter_context(tuning_database(config))
         if config in COMPILE_OPTIONS:
@@ -280,7 +314,7 @@ def reference(mod, meta, fixed, out: pathlib.Path) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--config", required=True, choices=["a", "b", "c", "f", "g", "t", "u", "w", "ref"]
+        "--config", required=True, choices=["a", "b", "c", "f", "g", "h", "k", "t", "u", "w", "ref"]
     )
     parser.add_argument("--models", required=True, help="comma-separated; layer:cin,cout,k,s,g,hw")
     parser.add_argument("--out", type=pathlib.Path, required=True)
