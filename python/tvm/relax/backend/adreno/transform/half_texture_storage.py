@@ -40,8 +40,10 @@ What stays float32, and why (``half_storage_decisions``):
 ``dtype``        a texture of another element type (float16 already is half)
 ``not-planned``  a texture ``PlanTextureStorage`` left to ``StaticPlanBlockMemory`` (returned,
                  or used across binding blocks): a view of flat storage, float32 as before
-``non-kernel``   a texture passed to something other than a PrimFunc of the module (a packed
-                 function), which may read the bytes of the image as float32
+``non-kernel``   a texture passed to something other than a PrimFunc of the module: a packed
+                 function, such as ``runtime.TVMTensorCopyFromTo`` where a tensor changes
+                 scope, sees the bytes of the image (the OpenCL runtime would convert such a
+                 copy on the host)
 
 The pass is off unless the PassContext option ``relax.adreno.float16_storage`` is true (read
 when the pass runs), or the pass is constructed with ``enabled=True``.
@@ -73,7 +75,8 @@ REASONS = {
     "buffer": "a buffer (global scope): its kernels index it as memory, not as an image",
     "dtype": "a texture of another element type than float32",
     "not-planned": "a texture left to StaticPlanBlockMemory (returned or used across blocks)",
-    "non-kernel": "a texture passed to something other than a PrimFunc of the module",
+    "non-kernel": "a texture passed to a packed function (such as the copy of a scope change), "
+    "which sees the bytes of the image",
 }
 
 
