@@ -297,11 +297,12 @@ class Model:
 # Float16 texture storage (HalfTextureStorage): every tensor written to an image is rounded to
 # half (2**-11 relative) and read back exactly; the kernels sum in float32. Over 20 to 100
 # layers the roundings of the layers add up, each damped or amplified by the layers after it:
-# measured on random inputs (2026-12-07, PoCL and Intel; blazeface, torch_cnn, iris_landmark,
-# selfie_seg, palm, palm_lite, rapid_orient, face_landmark, nudenet, pose_landmark) at most
+# measured on random inputs (2026-12-07, Intel; 16 models, the fast ones also on PoCL) at most
 # 7.0e-3 of an output's scale (selfie_seg), so a bound of 2e-2 leaves about three times that,
-# and a wrong kernel (off by the order of the scale) still fails. Outputs that cannot meet it
-# are named in Model.half_storage_unfit.
+# and a wrong kernel (off by the order of the scale) still fails. One exception passes through
+# the bound's rtol term: selfie_landscape's mask peaks at 2.8e-3 on random inputs and was off
+# by 1.1e-4 (4e-2 of that scale). Outputs that cannot meet the bound are named in
+# Model.half_storage_unfit.
 HALF_STORAGE_TOLERANCE = (2e-2, 2e-2)
 
 # Census floors measured 2026-11-30 (base + the workspace's Adreno fixes of that day).
