@@ -141,8 +141,10 @@ def _dataflow_lower_passes(target, float16_storage: bool):
     # pylint: disable-next=import-outside-toplevel
     from tvm.relax.backend.adreno.transform import HalfTextureStorage
 
-    forced = [HalfTextureStorage(enabled=True) if p.info.name == "HalfTextureStorage" else p
-              for p in passes]
+    forced = [
+        HalfTextureStorage(enabled=True) if p.info.name == "HalfTextureStorage" else p
+        for p in passes
+    ]
     if not any(p.info.name == "HalfTextureStorage" for p in forced):
         raise RuntimeError("the texture pipeline has no HalfTextureStorage pass")
     return forced

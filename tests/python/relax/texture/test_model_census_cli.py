@@ -101,9 +101,9 @@ def test_float16_storage_census_names_half_and_float32_tensors(tmp_path):
     lines = result.stdout.splitlines()
     half = [l for l in lines if l.startswith("float16 texture storage: ")]
     assert len(half) == 1 and int(half[0].split(": ")[1].split()[0]) >= 1, result.stdout
-    assert any(l.strip().startswith("float32, a buffer (global scope)") for l in lines), (
-        result.stdout
-    )
+    assert any(
+        l.strip().startswith("float32, a buffer (global scope)") for l in lines
+    ), result.stdout
 
 
 def test_image_over_the_limits_falls_back_with_its_reason(tmp_path):

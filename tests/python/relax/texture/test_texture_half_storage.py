@@ -14,6 +14,7 @@
 # KIND, either express or implied.  See the License for the
 # specific language governing permissions and limitations
 # under the License.
+# pylint: disable=invalid-name,not-callable
 """Float16 texture storage with float32 arithmetic (``HalfTextureStorage``).
 
 The kernels stay float32 (``read_imagef`` / ``write_imagef``); the images between them are
@@ -179,7 +180,7 @@ def test_half_storage_numerics_and_images(name, rng):
 
 
 @pytest.mark.requires_opencl
-def test_half_tensor_host_copies_round_to_nearest_even():
+def test_host_copies_round_to_nearest_even():
     """A float32 tensor in a -half scope reads back what float16 rounding gives (numpy's),
     across the half range: normals, subnormals, overflow to inf, NaN."""
     dev = tt.tvm_device()
