@@ -442,8 +442,10 @@ MODELS = [
         # Half rounding (2**-11, 8192 times float32's) of the tensors feeding the segmentation
         # head moved 0.4% of its logits by up to 0.6 of their scale (Intel, 2026-12-07; no
         # intermediate leaves the half range: the largest is 2360).
-        half_storage_unfit={2: "segmentation logits: cancellation in the head amplifies half "
-                            "rounding to 0.6 of the scale"},
+        half_storage_unfit={
+            2: "segmentation logits: cancellation in the head amplifies half "
+            "rounding to 0.6 of the scale"
+        },
         min_texture_calls=102,
         slow=True,
     ),
@@ -785,7 +787,7 @@ def test_model_on_half_texture_storage(model: Model, rng):
     desired = _compared(_imported(model.name).reference(inputs), model)
     device = tt.opencl_device().label
     for i, why in model.half_storage_unfit.items():
-        (err, rel), = _max_errors([actual[i]], [desired[i]], model.output_range)
+        ((err, rel),) = _max_errors([actual[i]], [desired[i]], model.output_range)
         print(f"{model.name}: output {i} not checked ({why}): max |err| {err:.3g} ({rel:.3g})")
     kept = [i for i in range(len(desired)) if i not in model.half_storage_unfit]
     actual, desired = [actual[i] for i in kept], [desired[i] for i in kept]
