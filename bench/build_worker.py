@@ -36,6 +36,9 @@ only):
        (option ``relax.adreno.fuse_depthwise_pointwise``)
   g    as t, with the depthwise and 1x1 convolutions fused as in f (the fused PrimFuncs are
        not in the database and take the default rules)
+  h    as a, with float16 texture storage (``relax.adreno.float16_storage``: the images
+       between kernels hold half pixels, the kernels compute in float32; no cl_khr_fp16)
+  k    as t, with float16 texture storage as in h
   ref  llvm: runs here, writes the reference output samples instead of a library
 
 Weights are parameters; ``main`` gets ``num_input = 1`` and the compile runs the target's own
@@ -74,10 +77,11 @@ import models  # noqa: E402  pylint: disable=wrong-import-position
 SEED = 20261130
 WORKAROUND = "bench-adreno-base-tir"
 #: The configurations compiled for the Adreno texture target.
-TEXTURE_CONFIGS = ("a", "b", "f", "g", "t", "u", "w")
+TEXTURE_CONFIGS = ("a", "b", "f", "g", "h", "k", "t", "u", "w")
 #: Per tuned configuration: the variable naming its database, its default folder in bench/tuning.
 TUNING_DATABASES = {
     "g": ("BENCH_TUNING_DB", "nvidia-h200"),
+    "k": ("BENCH_TUNING_DB", "nvidia-h200"),
     "t": ("BENCH_TUNING_DB", "nvidia-h200"),
     "u": ("BENCH_TUNING_DB_WARM", "nvidia-h200-warm"),
 }
@@ -86,6 +90,8 @@ COMPILE_OPTIONS = {
     "f": "relax.adreno.fuse_depthwise_pointwise",
     "g": "relax.adreno.fuse_depthwise_pointwise",
     "w": "relax.adreno.conv_weights_in_textures",
+    "h": "relax.adreno.float16_storage",
+    "k": "relax.adreno.float16_storage",
 }
 
 
@@ -292,7 +298,7 @@ def reference(mod, meta, fixed, out: pathlib.Path) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--config", required=True, choices=["a", "b", "c", "f", "g", "t", "u", "w", "ref"]
+        "--config", required=True, choices=["a", "b", "c", "f", "g", "h", "k", "t", "u", "w", "ref"]
     )
     parser.add_argument("--models", required=True, help="comma-separated; layer:cin,cout,k,s,g,hw")
     parser.add_argument("--out", type=pathlib.Path, required=True)

@@ -49,6 +49,8 @@ CONFIGS = {
     "g": "(g) texture, patched, tuned, depthwise and 1x1 convolutions fused",
     "u": "(u) texture, patched, tuned warm",
     "w": "(w) texture, patched, conv weights in textures",
+    "h": "(h) texture, patched, float16 texture storage",
+    "k": "(k) texture, patched, tuned, float16 texture storage",
 }
 COMPANIONS = ("-startup", "-checks", "-profile")
 # Issue #14's latency targets (steady wall ms, fp32, the GPU box), for (a) and (t).

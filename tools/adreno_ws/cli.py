@@ -291,13 +291,18 @@ def cmd_census_model(args) -> int:
         ) from None
     shapes = model_census.parse_input_shapes(args.input_shape or [])
     # The progress goes to stderr: stdout stays the census alone (--json: one JSON line).
-    counts, reasons = model_census.census_model(Path(args.model), shapes, stream=sys.stderr)
+    counts, reasons = model_census.census_model(
+        Path(args.model), shapes, stream=sys.stderr, float16_storage=args.float16_storage
+    )
     if args.json:
         print(json.dumps({"model": Path(args.model).name, **counts, "buffers": reasons}))
         return 0
     print(model_census.format_census(Path(args.model).name, counts))
     for line in model_census.format_reasons(reasons) or ["every operator runs on textures"]:
         print(line)
+    if args.float16_storage:
+        for line in model_census.format_half_storage(counts["float16_storage"]):
+            print(line)
     return 0
 
 
@@ -567,6 +572,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="fix a dynamic input shape (repeat for several inputs)",
     )
     p.add_argument("--json", action="store_true", help="one JSON object instead of text")
+    p.add_argument(
+        "--float16-storage",
+        action="store_true",
+        help="also say which tensors float16 texture storage keeps in half, and why not",
+    )
     p.set_defaults(func=cmd_census_model)
 
     p = sub.add_parser("headers", help="check the ASF license header on mirror files")

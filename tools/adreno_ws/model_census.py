@@ -31,6 +31,12 @@ the first of these that holds (``REASONS`` has the wording):
 - ``no-texture-rule``: blocked tensors that fit, but the op is one the texture annotation
   keeps on buffers (no texture schedule for it).
 
+``half_storage_census(lowered_mod, target)`` continues the lowering of a legalized module up to
+the texture storage plan and says, for every tensor a function allocates, whether float16
+texture storage (``HalfTextureStorage``, the option ``relax.adreno.float16_storage``) keeps it
+in half pixels, and why not (``HalfTextureStorage``'s ``REASONS``: a buffer, another dtype, a
+texture the plan leaves to flat storage, a texture passed to a packed function).
+
 ``census_model(path, input_shapes)`` imports an ``.onnx`` or ``.tflite`` file and returns
 both; ``python -m adreno_ws census MODEL`` prints them, with the progress of the import and of
 every legalization pass on stderr (``adreno_ws.progress``: in place on a terminal, a line per
@@ -418,7 +424,9 @@ def legalize_for_texture(mod, target=None, progress=None):
         return mod, target
 
 
-def census_model(path, shapes: Dict[str, List[int]] | None = None, stream=None):
+def census_model(
+    path, shapes: Dict[str, List[int]] | None = None, stream=None, float16_storage=False
+):
     """(census counts, buffer reasons) of a model file on the texture target.
 
     Parameters
@@ -431,6 +439,9 @@ def census_model(path, shapes: Dict[str, List[int]] | None = None, stream=None):
         Where the progress of the import and of every legalization pass goes
         (:class:`~adreno_ws.progress.Progress`: a line redrawn in place on a terminal, a line
         per step otherwise); None: no progress. A file that does not import prints none.
+    float16_storage : bool
+        Also lower to the texture storage plan and add ``counts["float16_storage"]``
+        (:func:`half_storage_census`).
 
     Returns
     -------
@@ -461,10 +472,67 @@ def census_model(path, shapes: Dict[str, List[int]] | None = None, stream=None):
         ) from None
     channel_axis = 3 if str(path).endswith(".tflite") else 1  # TFLite models are NHWC
     counts, reasons = census(lowered), buffer_reasons(lowered, target, channel_axis)
+    if float16_storage:
+        try:
+            counts["float16_storage"] = half_storage_census(lowered, target)
+        except Exception as err:  # pylint: disable=broad-except
+            if progress is not None:
+                progress.close()
+            raise WsError(
+                f"the texture storage plan failed on this model ({type(err).__name__}: "
+                f"{_first_line(err)}): report it with the model attached"
+            ) from None
     if progress is not None:
         progress.step("census")
         progress.close()
     return counts, reasons
+
+
+def half_storage_census(lowered_mod, target) -> Dict[str, object]:
+    """Which tensors float16 texture storage keeps in half, and why the others stay float32.
+
+    Parameters
+    ----------
+    lowered_mod : tvm.IRModule
+        The module after the texture target's legalization (:func:`legalize_for_texture`).
+    target : tvm.target.Target
+        The texture target it was legalized for.
+
+    Returns
+    -------
+    counts : Dict[str, object]
+        ``{"tensors": {reason: count}, "reasons": {reason: wording}}``, the reasons being
+        ``HalfTextureStorage``'s (``half`` for the tensors it keeps in half pixels).
+    """
+    import tvm  # pylint: disable=import-outside-toplevel
+    from tvm import relax  # pylint: disable=import-outside-toplevel
+    from tvm.relax.backend.adreno.transform import (  # pylint: disable=import-outside-toplevel
+        half_storage_decisions,
+        half_texture_storage,
+    )
+
+    with target:
+        passes = []
+        for one in relax.pipeline.dataflow_lower_passes(target):
+            passes.append(one)
+            if one.info.name == "PlanTextureStorage":
+                break
+        planned = tvm.transform.Sequential(passes)(lowered_mod)
+    tensors: Dict[str, int] = {}
+    for decisions in half_storage_decisions(planned).values():
+        for decision in decisions:
+            tensors[decision.reason] = tensors.get(decision.reason, 0) + 1
+    return {"tensors": tensors, "reasons": dict(half_texture_storage.REASONS)}
+
+
+def format_half_storage(counts: Dict[str, object]) -> List[str]:
+    """Lines for :func:`half_storage_census`: the tensors in half, then the others by reason."""
+    tensors = counts["tensors"]
+    lines = [f"float16 texture storage: {tensors.get('half', 0)} tensors in half pixels"]
+    for reason, text in counts["reasons"].items():
+        if reason != "half" and tensors.get(reason):
+            lines.append(f"    float32, {text}: {tensors[reason]} tensors")
+    return lines
 
 
 def format_reasons(rows: List[Dict[str, object]]) -> List[str]:

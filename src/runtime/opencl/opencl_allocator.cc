@@ -40,6 +40,7 @@
 #include <tvm/ffi/reflection/registry.h>
 #include <tvm/runtime/memory/memory_manager.h>
 
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -67,6 +68,19 @@ std::string DescribeView(const ffi::Shape& shape, DLDataType dtype, const std::s
   os << "] " << (layout.elem_bytes == 2 ? "float16" : "float32") << " '" << scope << "' (image "
      << layout.width << "x" << layout.height << "x" << layout.depth << ")";
   return os.str();
+}
+
+/*!
+ * \brief The Buffer::size of image storage: StorageObj::AllocTensorScoped checks the bytes of
+ * a tensor's dtype (ffi::GetDataSize, blind to the scope) against it. Storage of half pixels
+ * for float32 tensors ("-half" scopes) holds as many float32 values as a float32 image would,
+ * so it reports twice its backing bytes; UsedMemory counts the image's real bytes.
+ */
+size_t StorageBytes(const MemObject& img, const std::string& scope) {
+  size_t suffix = std::strlen(kHalfPixelSuffix);
+  bool half_scope = scope.size() > suffix &&
+                    scope.compare(scope.size() - suffix, suffix, kHalfPixelSuffix) == 0;
+  return half_scope ? 2 * img.nbytes : img.nbytes;
 }
 
 size_t FlatBytes(const ffi::Shape& shape, DLDataType dtype) {
@@ -132,16 +146,16 @@ class OpenCLAllocator final : public memory::Allocator {
       auto it = free_images_.find(MakeImageKey(dev.device_id, layout));
       if (it != free_images_.end()) {
         buf.data = it->second;
-        buf.size = it->second->nbytes;
+        buf.size = StorageBytes(*it->second, mem_scope);
         free_images_.erase(it);
         return buf;
       }
     }
     MemObject* img = AllocImage(dev.device_id, layout);
     buf.data = img;
-    buf.size = img->nbytes;
+    buf.size = StorageBytes(*img, mem_scope);
     std::lock_guard<std::mutex> lock(mu_);
-    used_ += buf.size;
+    used_ += img->nbytes;
     return buf;
   }
 
@@ -223,7 +237,7 @@ class OpenCLAllocator final : public memory::Allocator {
       free_images_.emplace(MakeImageKey(mem->device_id, mem->image), mem);
       return;
     }
-    used_ -= std::min(used_, buffer.size);
+    used_ -= std::min(used_, mem->kind == MemKind::kImage ? mem->nbytes : buffer.size);
     FreeMem(mem);
   }
 

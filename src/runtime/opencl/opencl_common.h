@@ -225,12 +225,24 @@ inline MemObject* AsMem(void* data) { return static_cast<MemObject*>(data); }
 bool IsTextureScope(const std::string& scope);
 
 /*!
+ * \brief The suffix of a texture scope whose float32 tensors are stored in CL_HALF_FLOAT pixels.
+ *
+ * "global.texture-half" is "global.texture" with half pixels (likewise "-nhwc-half",
+ * "-weight-half"). Kernels see a float32 image and use read_imagef / write_imagef, which
+ * convert, so this storage needs no cl_khr_fp16. Host copies of such a tensor convert on the
+ * host; the tensor's bytes on the device are half those of float32.
+ */
+constexpr const char* kHalfPixelSuffix = "-half";
+
+/*!
  * \brief The image geometry of a tensor stored with a texture scope.
  *
  * The last axis is the RGBA pixel and must be 4. The separator axis a is rank-2 for
  * "global.texture", 1 for "global.texture-weight" and 2 for "global.texture-nhwc": axes before
  * a-1 multiply into depth (array layers), axis a-1 is height, axes a..rank-2 multiply into
- * width. Throws a clear error for unsupported dtypes, scopes or shapes.
+ * width. The pixel is CL_FLOAT for float32 and CL_HALF_FLOAT for float16, or for float32 in a
+ * scope ending in kHalfPixelSuffix. Throws a clear error for unsupported dtypes, scopes or
+ * shapes.
  */
 ImageLayout TextureLayoutFor(int ndim, const int64_t* shape, DLDataType dtype,
                              const std::string& scope);

@@ -56,6 +56,10 @@ enum class Counter : int {
   kImagesCreated,
   /*! \brief Of images_created, those created over a buffer (cl_khr_image2d_from_buffer). */
   kImagesOverBuffers,
+  /*! \brief Of images_created, those with CL_HALF_FLOAT pixels. */
+  kHalfImagesCreated,
+  /*! \brief The backing bytes of the images created (a sum, not a count). */
+  kImageBytesCreated,
   /*! \brief Programs compiled from OpenCL C source (clBuildProgram on a source program). */
   kProgramsBuilt,
   /*! \brief Programs created from a binary (program cache or SetPreCompiledPrograms). */
@@ -70,9 +74,11 @@ enum class Counter : int {
 };
 
 constexpr const char* kCounterNames[] = {
-    "kernel_launches",    "buffer_image_copies", "host_device_copies", "device_copies",
-    "buffers_created",    "images_created",      "images_over_buffers", "programs_built",
-    "programs_from_binary", "kernels_created",   "queue_finishes",      "events_created",
+    "kernel_launches",      "buffer_image_copies",  "host_device_copies",
+    "device_copies",        "buffers_created",      "images_created",
+    "images_over_buffers",  "half_images_created",  "image_bytes_created",
+    "programs_built",       "programs_from_binary", "kernels_created",
+    "queue_finishes",       "events_created",
 };
 static_assert(sizeof(kCounterNames) / sizeof(kCounterNames[0]) ==
                   static_cast<size_t>(Counter::kCount),

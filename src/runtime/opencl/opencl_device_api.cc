@@ -25,6 +25,7 @@
 #include <tvm/ffi/reflection/registry.h>
 #include <tvm/runtime/device_api.h>
 
+#include <cstdint>
 #include <cstring>
 #include <sstream>
 #include <vector>
@@ -58,6 +59,69 @@ bool IsCompact(const DLTensor* t) {
     expected *= t->shape[i];
   }
   return true;
+}
+
+// IEEE binary16 <-> binary32, rounding to nearest even: what a CL_HALF_FLOAT image stores for a
+// float32 value (OpenCL's write_imagef to a half image rounds the same way by default).
+uint16_t FloatToHalf(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
+  uint32_t exponent = (bits >> 23) & 0xffu;
+  uint32_t mantissa = bits & 0x7fffffu;
+  if (exponent == 0xffu) {  // inf stays inf, NaN stays a (quiet) NaN
+    return sign | 0x7c00u | (mantissa != 0 ? 0x200u : 0u);
+  }
+  int32_t half_exponent = static_cast<int32_t>(exponent) - 127 + 15;
+  if (half_exponent >= 0x1f) return sign | 0x7c00u;  // beyond the half range: inf
+  if (half_exponent <= 0) {
+    // A half subnormal (or zero): shift the full significand into place, then round.
+    if (half_exponent < -10) return sign;
+    uint32_t significand = mantissa | 0x800000u;
+    int shift = 14 - half_exponent;
+    uint32_t kept = significand >> shift;
+    uint32_t rest = significand & ((1u << shift) - 1u);
+    uint32_t halfway = 1u << (shift - 1);
+    if (rest > halfway || (rest == halfway && (kept & 1u))) ++kept;
+    return sign | static_cast<uint16_t>(kept);
+  }
+  uint32_t kept = (static_cast<uint32_t>(half_exponent) << 10) | (mantissa >> 13);
+  uint32_t rest = mantissa & 0x1fffu;
+  // A carry out of the mantissa moves to the next exponent (up to inf), as it should.
+  if (rest > 0x1000u || (rest == 0x1000u && (kept & 1u))) ++kept;
+  return sign | static_cast<uint16_t>(kept);
+}
+
+float HalfToFloat(uint16_t half) {
+  uint32_t sign = static_cast<uint32_t>(half & 0x8000u) << 16;
+  uint32_t exponent = (half >> 10) & 0x1fu;
+  uint32_t mantissa = half & 0x3ffu;
+  uint32_t bits;
+  if (exponent == 0x1fu) {
+    bits = sign | 0x7f800000u | (mantissa << 13);
+  } else if (exponent != 0) {
+    bits = sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
+  } else if (mantissa == 0) {
+    bits = sign;
+  } else {  // subnormal half: normalise
+    int shift = 0;
+    while ((mantissa & 0x400u) == 0) {
+      mantissa <<= 1;
+      ++shift;
+    }
+    bits = sign | (static_cast<uint32_t>(127 - 15 + 1 - shift) << 23) | ((mantissa & 0x3ffu) << 13);
+  }
+  float value;
+  std::memcpy(&value, &bits, sizeof(value));
+  return value;
+}
+
+// Whether `t` is a float32 tensor whose image keeps half pixels (a "-half" texture scope): its
+// device bytes are not its host bytes, so copies of it convert.
+bool HasHalfPixels(const DLTensor* t) {
+  if (IsHost(t->device)) return false;
+  const MemObject* mem = AsMem(t->data);
+  return mem->kind == MemKind::kImage && mem->image.elem_bytes == 2 && t->dtype.bits == 32;
 }
 
 // "OpenCL 3.0 PoCL ..." -> "3.0"
@@ -255,10 +319,12 @@ class OpenCLDeviceAPI final : public DeviceAPI {
       CopyFromHost(static_cast<const char*>(from->data) + from->byte_offset, to, n);
     } else if (to_host) {
       CopyToHost(from, static_cast<char*>(to->data) + to->byte_offset, n);
-    } else if (from->device.device_id == to->device.device_id) {
+    } else if (from->device.device_id == to->device.device_id &&
+               HasHalfPixels(from) == HasHalfPixels(to)) {
       CopyOnDevice(from, to, n);
     } else {
-      // Different devices (contexts): stage through host memory.
+      // Different devices (contexts), or float32 values in half pixels on one side only (a
+      // byte copy would not convert them): stage through host memory.
       std::vector<char> staging(n);
       CopyToHost(from, staging.data(), n);
       CopyFromHost(staging.data(), to, n);
@@ -289,7 +355,12 @@ class OpenCLDeviceAPI final : public DeviceAPI {
   void CopyFromHost(const void* src, DLTensor* to, size_t n) {
     MemObject* dst = AsMem(to->data);
     cl_command_queue q = Platforms::Global()->Get(to->device.device_id).Queue();
-    if (dst->kind == MemKind::kImage) {
+    if (HasHalfPixels(to)) {
+      const float* values = static_cast<const float*>(src);
+      std::vector<uint16_t> halves(n / sizeof(float));
+      for (size_t i = 0; i < halves.size(); ++i) halves[i] = FloatToHalf(values[i]);
+      WriteImageFromHost(q, *dst, halves.data(), halves.size() * sizeof(uint16_t));
+    } else if (dst->kind == MemKind::kImage) {
       WriteImageFromHost(q, *dst, src, n);
     } else {
       CheckBufferRange(*dst, to->byte_offset, n, "a host to device copy");
@@ -303,7 +374,12 @@ class OpenCLDeviceAPI final : public DeviceAPI {
   void CopyToHost(const DLTensor* from, void* dst, size_t n) {
     MemObject* src = AsMem(from->data);
     cl_command_queue q = Platforms::Global()->Get(from->device.device_id).Queue();
-    if (src->kind == MemKind::kImage) {
+    if (HasHalfPixels(from)) {
+      std::vector<uint16_t> halves(n / sizeof(float));
+      ReadImageToHost(q, *src, halves.data(), halves.size() * sizeof(uint16_t));
+      float* values = static_cast<float*>(dst);
+      for (size_t i = 0; i < halves.size(); ++i) values[i] = HalfToFloat(halves[i]);
+    } else if (src->kind == MemKind::kImage) {
       ReadImageToHost(q, *src, dst, n);
     } else {
       CheckBufferRange(*src, from->byte_offset, n, "a device to host copy");

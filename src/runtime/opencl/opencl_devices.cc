@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <sstream>
 
@@ -292,10 +293,21 @@ bool IsTextureScope(const std::string& scope) {
 ImageLayout TextureLayoutFor(int ndim, const int64_t* shape, DLDataType dtype,
                              const std::string& scope) {
   ImageLayout layout;
-  if (dtype.code == kDLFloat && dtype.bits == 32 && dtype.lanes == 1) {
+  // A "-half" scope keeps float32 values in CL_HALF_FLOAT pixels: kernels read and write them
+  // with read_imagef / write_imagef, which convert, so the device needs no cl_khr_fp16.
+  std::string convention = scope;
+  bool half_pixels = false;
+  size_t suffix_len = std::strlen(kHalfPixelSuffix);
+  if (convention.size() > suffix_len &&
+      convention.compare(convention.size() - suffix_len, suffix_len, kHalfPixelSuffix) == 0) {
+    convention.resize(convention.size() - suffix_len);
+    half_pixels = true;
+  }
+  bool is_float = dtype.code == kDLFloat && dtype.lanes == 1;
+  if (is_float && dtype.bits == 32 && !half_pixels) {
     layout.channel_type = CL_FLOAT;
     layout.elem_bytes = 4;
-  } else if (dtype.code == kDLFloat && dtype.bits == 16 && dtype.lanes == 1) {
+  } else if (is_float && (dtype.bits == 16 || (dtype.bits == 32 && half_pixels))) {
     layout.channel_type = CL_HALF_FLOAT;
     layout.elem_bytes = 2;
   } else {
@@ -305,16 +317,17 @@ ImageLayout TextureLayoutFor(int ndim, const int64_t* shape, DLDataType dtype,
                               << dtype.lanes;
   }
   int sep;
-  if (scope == "global.texture") {
+  if (convention == "global.texture") {
     sep = ndim - 2;
-  } else if (scope == "global.texture-weight") {
+  } else if (convention == "global.texture-weight") {
     sep = 1;
-  } else if (scope == "global.texture-nhwc") {
+  } else if (convention == "global.texture-nhwc") {
     sep = 2;
   } else {
     TVM_FFI_THROW(ValueError) << "Unknown OpenCL texture scope '" << scope
                               << "' (known: global.texture, global.texture-nhwc, "
-                                 "global.texture-weight)";
+                                 "global.texture-weight, each also with the suffix "
+                              << kHalfPixelSuffix << ")";
   }
   if (ndim < 2 || sep < 1 || sep > ndim - 1) {
     TVM_FFI_THROW(ValueError) << "A tensor of rank " << ndim << " cannot be stored with scope '"
@@ -405,6 +418,8 @@ MemObject* AllocImage(int device_id, const ImageLayout& layout) {
   obj->device_id = device_id;
   obj->image = layout;
   obj->nbytes = TextureBackingBytes(layout, dev);
+  if (layout.channel_type == CL_HALF_FLOAT) Count(Counter::kHalfImagesCreated);
+  Count(Counter::kImageBytesCreated, static_cast<int64_t>(obj->nbytes));
   return obj;
 }
 

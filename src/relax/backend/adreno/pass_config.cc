@@ -40,5 +40,8 @@ TVM_REGISTER_PASS_CONFIG_OPTION("relax.adreno.fuse_depthwise_pointwise", Bool);
 /*! \brief Read the weights of NCHW4c convolutions from textures instead of buffers. */
 TVM_REGISTER_PASS_CONFIG_OPTION("relax.adreno.conv_weights_in_textures", Bool);
 
+/*! \brief Store the planned float32 textures as half-float images (float32 arithmetic). */
+TVM_REGISTER_PASS_CONFIG_OPTION("relax.adreno.float16_storage", Bool);
+
 }  // namespace relax
 }  // namespace tvm

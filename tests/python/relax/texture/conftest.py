@@ -23,7 +23,8 @@ Markers
 Fixtures
   ``any_dtype_mode``      float32, float16, float16_acc32, unmarked: for tests that compile first
                           and then call ``tt.require_device(mode)`` (``tt.check_case`` does).
-  ``dtype_mode``          the same modes, float16 ones marked requires_fp16.
+  ``dtype_mode``          the same modes, float16 ones marked requires_fp16, and
+                          float16_storage (float32 tensors, half textures, any device).
   ``compile_dtype_mode``  the same modes, for compile-only tests.
   ``rng``                 a fresh numpy Generator per test; the seed is printed on failure.
 
@@ -94,12 +95,18 @@ def pytest_runtest_setup(item):
         "float32",
         pytest.param("float16", marks=pytest.mark.requires_fp16),
         pytest.param("float16_acc32", marks=pytest.mark.requires_fp16),
+        tt.FLOAT16_STORAGE_MODE,
     ]
 )
 def dtype_mode(request):
     """Dtype modes for tests that run kernels from the start: the float16 ones carry
-    requires_fp16."""
-    return request.param
+    requires_fp16; under float16_storage every texture build of the test stores its textures
+    in half (float32 kernels), which needs no cl_khr_fp16."""
+    if request.param != tt.FLOAT16_STORAGE_MODE:
+        yield request.param
+        return
+    with tt.float16_storage_builds():
+        yield request.param
 
 
 @pytest.fixture(params=list(tt.DTYPE_MODES))

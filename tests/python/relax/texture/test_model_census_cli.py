@@ -93,6 +93,19 @@ def test_census_of_a_conv_model(tmp_path):
     assert "every operator runs on textures" in result.stdout
 
 
+def test_float16_storage_census_names_half_and_float32_tensors(tmp_path):
+    """With --float16-storage the census lowers to the texture storage plan: the conv's
+    textures are half, the weight re-layout and the NCHW result stay float32 buffers."""
+    result = _census(_conv_model(tmp_path / "net.onnx", (1, 8, 16, 16)), "--float16-storage")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    half = [l for l in lines if l.startswith("float16 texture storage: ")]
+    assert len(half) == 1 and int(half[0].split(": ")[1].split()[0]) >= 1, result.stdout
+    assert any(
+        l.strip().startswith("float32, a buffer (global scope)") for l in lines
+    ), result.stdout
+
+
 def test_image_over_the_limits_falls_back_with_its_reason(tmp_path):
     """A map 20000 pixels wide cannot be an image (16384 per side): the conv runs on
     buffers and the census names the image limits as the reason."""

@@ -53,6 +53,9 @@ Tests
                                           the counts go to the log and, one JSON line per
                                           model, to the file named by TEXTURE_CENSUS_FILE.
   test_model_on_texture                   runs on the OpenCL device, compares numerics.
+  test_model_on_half_texture_storage      the same with float16 texture storage (float32
+                                          kernels), within HALF_STORAGE_TOLERANCE; the
+                                          census of which tensors are half, and why not.
 
 Models marked ``slow`` (select with ``-m slow``, leave out with ``-m "not slow"``): the rest
 (blazeface, torch_cnn) stays under 3 minutes on PoCL with 2 cores.  The texture build of each
@@ -273,6 +276,9 @@ class Model:
         scales (YOLO's boxes in pixels and class probabilities), compared as the pieces
         ``np.split`` cuts, each against its own scale; indices of ``output_tolerance`` count
         the pieces.
+    half_storage_unfit: {output index: why}: outputs that float16 texture storage cannot give
+        within any useful bound (ill-conditioned heads, where float32 rounding alone moves them
+        by a visible share of their scale); their error is printed, not checked.
     """
 
     name: str
@@ -285,7 +291,19 @@ class Model:
     output_range: float = 0.0
     output_tolerance: Dict[int, Tuple[float, float]] = dataclasses.field(default_factory=dict)
     output_splits: Dict[int, Tuple[int, Tuple[int, ...]]] = dataclasses.field(default_factory=dict)
+    half_storage_unfit: Dict[int, str] = dataclasses.field(default_factory=dict)
 
+
+# Float16 texture storage (HalfTextureStorage): every tensor written to an image is rounded to
+# half (2**-11 relative) and read back exactly; the kernels sum in float32. Over 20 to 100
+# layers the roundings of the layers add up, each damped or amplified by the layers after it:
+# measured on random inputs (2026-12-07, Intel; 16 models, the fast ones also on PoCL) at most
+# 7.0e-3 of an output's scale (selfie_seg), so a bound of 2e-2 leaves about three times that,
+# and a wrong kernel (off by the order of the scale) still fails. One exception passes through
+# the bound's rtol term: selfie_landscape's mask peaks at 2.8e-3 on random inputs and was off
+# by 1.1e-4 (4e-2 of that scale). Outputs that cannot meet the bound are named in
+# Model.half_storage_unfit.
+HALF_STORAGE_TOLERANCE = (2e-2, 2e-2)
 
 # Census floors measured 2026-11-30 (base + the workspace's Adreno fixes of that day).
 MODELS = [
@@ -421,6 +439,13 @@ MODELS = [
         # the scale. Output 1 is a probability (the pose flag): its scale is 1.
         output_tolerance={0: (1e-3, 1e-2), 2: (1e-3, 5e-2), 4: (1e-3, 1e-2)},
         output_range=1.0,
+        # Half rounding (2**-11, 8192 times float32's) of the tensors feeding the segmentation
+        # head moved 0.4% of its logits by up to 0.6 of their scale (Intel, 2026-12-07; no
+        # intermediate leaves the half range: the largest is 2360).
+        half_storage_unfit={
+            2: "segmentation logits: cancellation in the head amplifies half "
+            "rounding to 0.6 of the scale"
+        },
         min_texture_calls=102,
         slow=True,
     ),
@@ -543,6 +568,37 @@ def _census_file_line(name: str, counts: Dict[str, object]) -> None:
 
 
 _TEXTURE_BUILDS: Dict[str, object] = {}
+_HALF_BUILDS: Dict[str, object] = {}
+
+
+@tvm.instrument.pass_instrument
+class _PlannedModule:
+    """Keeps the module as PlanTextureStorage leaves it (what HalfTextureStorage decides on)."""
+
+    def __init__(self):
+        self.mod = None
+
+    def run_after_pass(self, mod, info):
+        if info.name == "PlanTextureStorage":
+            self.mod = mod
+
+
+def _half_build(name: str):
+    """(executable, census of the half storage decisions) of a model with float16 texture
+    storage, made once per process."""
+    # pylint: disable=import-outside-toplevel
+    from tvm.relax.backend.adreno.transform import half_storage_decisions
+
+    if name not in _HALF_BUILDS:
+        planned = _PlannedModule()
+        with tvm.transform.PassContext(opt_level=3, instruments=[planned]):
+            executable = tt.build_texture_half_storage(_imported(name).mod)
+        reasons: Dict[str, int] = {}
+        for decisions in half_storage_decisions(planned.mod).values():
+            for decision in decisions:
+                reasons[decision.reason] = reasons.get(decision.reason, 0) + 1
+        _HALF_BUILDS[name] = (executable, reasons)
+    return _HALF_BUILDS[name]
 
 
 def _texture_build(name: str) -> TextureBuild:
@@ -715,3 +771,54 @@ def test_model_on_texture(model: Model, rng):
             default=float("nan"),
         )
         _census_file_line(model.name, {"device": device, "right": right, "max_err_rel": worst})
+
+
+@pytest.mark.requires_opencl
+@pytest.mark.parametrize("model", _params(MODELS, texture=True))
+def test_model_on_half_texture_storage(model: Model, rng):
+    """With float16 texture storage the model still gives the framework's answer, within the
+    bound half storage allows (HALF_STORAGE_TOLERANCE); the tensors it keeps in half and those
+    it leaves in float32 (by reason) go to the log and the census file."""
+    executable, reasons = _half_build(model.name)
+    print(f"{model.name}: tensors by half storage decision: {reasons}")
+    assert reasons.get("half", 0) > 0, f"{model.name}: no tensor in half storage: {reasons}"
+    inputs = _random_inputs(model, rng)
+    actual = _compared(_run(executable, tt.tvm_device(), inputs), model)
+    desired = _compared(_imported(model.name).reference(inputs), model)
+    device = tt.opencl_device().label
+    for i, why in model.half_storage_unfit.items():
+        ((err, rel),) = _max_errors([actual[i]], [desired[i]], model.output_range)
+        print(f"{model.name}: output {i} not checked ({why}): max |err| {err:.3g} ({rel:.3g})")
+    kept = [i for i in range(len(desired)) if i not in model.half_storage_unfit]
+    actual, desired = [actual[i] for i in kept], [desired[i] for i in kept]
+    bounded = dataclasses.replace(
+        model,
+        tolerance=HALF_STORAGE_TOLERANCE,
+        output_tolerance={
+            kept.index(i): tuple(max(a, b) for a, b in zip(tol, HALF_STORAGE_TOLERANCE))
+            for i, tol in model.output_tolerance.items()
+            if i in kept
+        },
+    )
+    right = False
+    try:
+        checked = "" if not model.half_storage_unfit else f", outputs {kept} renumbered"
+        _assert_matches(
+            actual, desired, bounded, f"{model.name} on {device} (half storage{checked})"
+        )
+        right = True
+    finally:
+        worst = max(
+            (rel for _, rel in _max_errors(actual, desired, model.output_range)),
+            default=float("nan"),
+        )
+        _census_file_line(
+            model.name,
+            {
+                "device": device,
+                "storage": "float16",
+                "right": right,
+                "max_err_rel": worst,
+                "half_storage_tensors": reasons,
+            },
+        )

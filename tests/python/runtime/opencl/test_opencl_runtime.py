@@ -505,6 +505,8 @@ COUNTER_NAMES = {
     "buffers_created",
     "images_created",
     "images_over_buffers",
+    "half_images_created",
+    "image_bytes_created",
     "programs_built",
     "programs_from_binary",
     "kernels_created",
@@ -542,6 +544,41 @@ def test_counters_count_copies_and_objects(dev):
     assert got["kernel_launches"] == 0, got
     _reset_counters()
     assert all(v == 0 for v in _counters().values())
+
+
+@pytest.mark.parametrize(
+    "scope", ["global.texture", "global.texture-nhwc", "global.texture-weight"]
+)
+def test_half_scope_keeps_float32_in_half_pixels(dev, scope):
+    """A float32 tensor in ``<scope>-half`` is an image of the scope's geometry with
+    CL_HALF_FLOAT pixels: half the bytes of the float32 image, values rounded to half on the
+    way in (as numpy rounds), and copies to and from float32 tensors convert."""
+    shape = (2, 3, 5, 7, 4)
+    data = (np.random.default_rng(11).standard_normal(shape) * 300).astype("float32")
+    as_half = data.astype("float16").astype("float32")
+    _reset_counters()
+    full = tvm.runtime.empty(shape, "float32", dev, mem_scope=scope)
+    full_counts = _counters()
+    _reset_counters()
+    half = tvm.runtime.empty(shape, "float32", dev, mem_scope=scope + "-half")
+    half_counts = _counters()
+    assert (full_counts["half_images_created"], half_counts["half_images_created"]) == (0, 1)
+    assert 2 * half_counts["image_bytes_created"] == full_counts["image_bytes_created"]
+    half.copyfrom(data)
+    np.testing.assert_array_equal(half.numpy(), as_half)
+    half.copyto(full)  # half image -> float32 image of the same geometry
+    np.testing.assert_array_equal(full.numpy(), as_half)
+    buf = tvm.runtime.tensor(data, dev)
+    buf.copyto(half)  # float32 buffer -> half image
+    np.testing.assert_array_equal(half.numpy(), as_half)
+
+
+def test_half_scope_is_for_float_tensors(dev):
+    """Other dtypes in a -half scope, and unknown suffixes, are one clear error."""
+    with pytest.raises(ValueError, match="supports float32 and float16 only"):
+        tvm.runtime.empty((1, 2, 3, 4), "int32", dev, mem_scope="global.texture-half")
+    with pytest.raises(ValueError, match="Unknown OpenCL texture scope 'global.texture-quarter'"):
+        tvm.runtime.empty((1, 2, 3, 4), "float32", dev, mem_scope="global.texture-quarter")
 
 
 def test_counters_steady_state_and_threads(dev):

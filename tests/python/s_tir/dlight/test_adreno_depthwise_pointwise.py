@@ -44,6 +44,8 @@ TARGET = tvm.target.Target({"tag": "qcom/adreno-opencl-texture", "model": "nvidi
 def _config(**knobs):
     """TARGET's config with ``knobs`` changed."""
     return dataclasses.replace(DepthwisePointwiseConfig.from_target(TARGET), **knobs)
+
+
 TEXTURE = "global.texture"
 
 

@@ -102,7 +102,7 @@ def test_dataflow_reshape_rewrite_is_left_out_for_textures_only():
     buffer = [p.info.name for p in adreno.dataflow_lower_passes(BUFFER)]
     assert "RewriteDataflowReshape" not in texture
     # The texture storage plan (its vdevice copies, its image storage) is texture-only too.
-    texture_only = ["LowerVDeviceCopy", "PlanTextureStorage"]
+    texture_only = ["LowerVDeviceCopy", "PlanTextureStorage", "HalfTextureStorage"]
     assert all(name in texture and name not in buffer for name in texture_only)
     assert buffer == ["RewriteDataflowReshape"] + [n for n in texture if n not in texture_only]
 

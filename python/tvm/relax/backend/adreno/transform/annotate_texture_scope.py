@@ -28,10 +28,10 @@ tensor arguments either a buffer or a texture, by this rule:
   every call of it passes packed tensors only;
 * ``relax.nn.conv2d`` in ``NCHW4c`` / ``OIHW4o``, and a ``call_tir`` of a transposed
   convolution (a block annotated with the ``schedule_rule`` of the transposed ``NCHW4c``
-  convolution), read their data from a texture and their weight from a buffer; inside
-  the PassContext option ``relax.adreno.conv_weights_in_textures`` the ``conv2d`` reads its weight from a texture too
-  (the ``OIHW4o`` weight is a packed tensor; its blocking writes the texture, once when the
-  weights are lifted or folded);
+  convolution), read their data from a texture and their weight from a buffer; with the
+  PassContext option ``relax.adreno.conv_weights_in_textures`` the ``conv2d`` reads its
+  weight from a texture too (the ``OIHW4o`` weight is a packed tensor; its blocking writes
+  the texture, once when the weights are lifted or folded);
 * ``max_pool2d``, ``avg_pool2d`` and ``adaptive_avg_pool2d`` in ``NCHW4c`` read textures;
 * every other call reads buffers.
 
