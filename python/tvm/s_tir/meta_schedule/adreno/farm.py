@@ -413,7 +413,8 @@ class _Kind:
         funcs.sort(key=order.index)
 
     def dispatch(self) -> None:
-        """Give every idle worker a candidate, or stop it when none is left for it."""
+        """Give every idle worker a candidate its server has not failed (none after the
+        deadline), then record the candidates every server has failed."""
         started_ok = self.options.deadline is None or time.monotonic() < self.options.deadline
         for worker in list(self.live):
             if worker in self.busy:
