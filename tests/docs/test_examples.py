@@ -38,6 +38,7 @@ EXAMPLES = [
     ("export_and_rpc.py", ["--local-rpc"], ["tornado", "cloudpickle"], True),
     ("program_cache.py", [], [], True),
     ("tune_rpc.py", ["--local-rpc"], ["tornado", "cloudpickle"], True),
+    ("tune_farm.py", ["--local-farm"], ["tornado", "cloudpickle"], True),
 ]
 
 

@@ -19,6 +19,7 @@ arguments allocated as images, a JSON database that records the device it was me
 
 from .database import TuningDatabaseError, create_database, load_database, read_device
 from .device_measure import alloc_image_arguments, measure_bundle
+from .farm import FarmOptions, count_servers, measure_farm
 from .space import RULE_CONFIGS, Candidate, candidates, knob_space, refine, space_generator
 from .tune import (
     args_info_with_scopes,
@@ -29,4 +30,5 @@ from .tune import (
     measure_rpc,
     schedule_rules,
     tune,
+    tune_farm,
 )

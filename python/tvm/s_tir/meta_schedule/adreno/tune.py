@@ -44,6 +44,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 import numpy as np
 
 import tvm
+import tvm_ffi
 from tvm import relax
 from tvm.ir import IRModule
 from tvm.target import Target
@@ -52,8 +53,8 @@ from ...dlight.adreno.config import RuleConfig
 from ..arg_info import ArgInfo
 from ..database import TuningRecord, Workload
 from ..relax_integration import extract_tasks as _ms_extract_tasks
-from . import device_measure
-from .database import create_database
+from . import device_measure, farm
+from .database import DEVICE_FILE, create_database, read_device
 from .space import candidates
 
 _SCHEDULE_PASSES = ("ApplyDefaultSchedule", "MetaScheduleApplyDatabase")
@@ -304,45 +305,38 @@ def measure_local(bundle: Path, device=None, **kwargs) -> Dict[str, Any]:
 
 
 def measure_rpc(
-    bundle: Path, host: str, port: int, key: str, session_timeout: float = 600.0, **kwargs
+    bundle: Path, host: str, port: int, key: str, session_timeout: float = 0.0, **kwargs
 ) -> Dict[str, Any]:
-    """Time a bundle on the OpenCL device of an RPC server registered at a tracker.
+    """Time a bundle on the OpenCL devices of every RPC server registered at a tracker under
+    ``key``, one worker per server (:mod:`.farm`).
 
     Parameters
     ----------
     bundle : Path
         The bundle folder.
     host, port, key : str, int, str
-        The tracker and the device key the server registered with
-        (``python -m tvm.exec.rpc_server --tracker=HOST:PORT --key=KEY`` on the device).
+        The tracker and the device key the servers registered with
+        (``python -m tvm.exec.rpc_server --tracker=HOST:PORT --key=KEY`` on each device).
     session_timeout : float
-        Seconds the session may last.
+        Seconds a server keeps one session (0: no limit); an expired session's worker asks the
+        tracker for a server again.
     kwargs
-        Passed to :func:`~.device_measure.measure_bundle`.
+        ``min_seconds``, ``repeat``, ``log``, ``resume``, ``checkpoint``, ``deadline`` as
+        :func:`~.device_measure.measure_bundle` takes them, and the waits of
+        :class:`~.farm.FarmOptions` (``request_timeout``, ``candidate_timeout``).
 
     Returns
     -------
     times : Dict[str, Any]
-        As :func:`~.device_measure.measure_bundle`, with the remote device's name and driver.
+        As :func:`~.device_measure.measure_bundle`, with the devices' name and driver; each
+        result names the ``server`` (``host:port``) that timed it.
     """
-    from tvm import rpc  # pylint: disable=import-outside-toplevel
-
-    if kwargs.get("evict_bytes", 0) > 0:
+    if kwargs.pop("evict_bytes", 0) > 0:
         raise ValueError(
             "evict_bytes: cold-cache timing registers its evictor in the timing process, which "
             "over RPC is the server; time warm over RPC, or run device_measure.py on the device"
         )
-    folder = pathlib.Path(bundle)
-    manifest = _read_json(folder / "manifest.json", None)
-    session = rpc.connect_tracker(host, port).request(
-        key, priority=1, session_timeout=session_timeout
-    )
-
-    def _load(lib: str):
-        session.upload(str(folder / "lib" / lib))
-        return session.load_module(lib)
-
-    return device_measure.measure_bundle(manifest, _load, session.cl(0), **kwargs)
+    return farm.measure_key(bundle, host, port, key, session_timeout=session_timeout, **kwargs)
 
 
 def commit_times(bundle: Path, times: Dict[str, Any], database: Path) -> List[Dict[str, Any]]:
@@ -363,7 +357,9 @@ def commit_times(bundle: Path, times: Dict[str, Any], database: Path) -> List[Di
         Per task: its name, the default's median time (us) in these times, the fastest
         median of every round committed to the database (these times and the earlier rows
         of its ``summary.json``) with that candidate's rule and knobs, and how many
-        candidates those rounds measured; also written to ``summary.json``.
+        candidates those rounds measured; for times of a farm (:func:`measure_rpc`,
+        :func:`tune_farm`) also how many each server timed and the server of the fastest.
+        Also written to ``summary.json``.
     """
     folder = pathlib.Path(bundle)
     if times.get("format") != device_measure.TIMES_FORMAT:
@@ -375,7 +371,8 @@ def commit_times(bundle: Path, times: Dict[str, Any], database: Path) -> List[Di
     committed = {}
     summary = _read_json(pathlib.Path(database) / "summary.json", [])
     for task in manifest["tasks"]:
-        medians = {}
+        medians: Dict[str, float] = {}
+        servers: Dict[str, int] = {}
         for cand in task["candidates"]:
             result = times["results"].get(cand["func"], {})
             if "run_secs" not in result:
@@ -395,6 +392,8 @@ def commit_times(bundle: Path, times: Dict[str, Any], database: Path) -> List[Di
                 )
             )
             medians[cand["func"]] = float(np.median(result["run_secs"]))
+            if "server" in result:
+                servers[result["server"]] = servers.get(result["server"], 0) + 1
         if not medians:
             continue
         best = min(medians, key=medians.get)
@@ -409,13 +408,22 @@ def commit_times(bundle: Path, times: Dict[str, Any], database: Path) -> List[Di
             "rule": chosen["rule"],
             "knobs": chosen["knobs"],
         }
+        if servers:
+            # Timed on a farm: which servers of the device kind timed the task's candidates.
+            row["servers"] = servers
+            row["best_server"] = times["results"][best]["server"]
         earlier = next((r for r in summary if r["task"] == task["name"]), None)
         if earlier is not None:
             # An earlier round's records stay in the database, and a compile takes the fastest
             # of all rounds: so does the summary.
             row["candidates"] += earlier["candidates"]
+            for server, count in earlier.get("servers", {}).items():
+                row.setdefault("servers", {})[server] = row["servers"].get(server, 0) + count
             if earlier["best_us"] < row["best_us"]:
                 row.update(best_us=earlier["best_us"], knobs=earlier["knobs"])
+                row.pop("best_server", None)
+                if "best_server" in earlier:
+                    row["best_server"] = earlier["best_server"]
             summary.remove(earlier)
         summary.append(row)
     _write_json(pathlib.Path(database) / "summary.json", summary)
@@ -462,3 +470,122 @@ def tune(
     times = (measure or measure_local)(bundle)
     commit_times(bundle, times, database)
     return create_database(database, times["device"], target=str(target))
+
+
+def tune_farm(
+    mod: IRModule,
+    target: Union[Target, Dict[str, Target]],
+    tracker: str,
+    keys: Sequence[str],
+    database_dir: Path,
+    work_dir: Path,
+    max_candidates: Optional[int] = None,
+    seed: int = 0,
+    log: Callable[[str], None] = print,
+    **options,
+) -> Dict[str, Any]:
+    """Tune ``mod`` on a device farm: every server of every key at once, one database per key.
+
+    The candidates are built once per target (keys of one target share a bundle), timed on
+    all the servers the tracker holds for each key (:func:`~.farm.measure_farm`), and each key's
+    times are committed to its own database, ``database_dir/KEY``, which records the device
+    its servers report (a folder of another device is refused). The round's state lives in
+    ``work_dir``: run the same call again after an interruption and it builds nothing again,
+    keeps what was timed and times the rest; a key is committed once, when all of its
+    candidates have a time or an error.
+
+    Parameters
+    ----------
+    mod : IRModule
+        The Relax model.
+    target : Union[Target, Dict[str, Target]]
+        The Adreno target of every key, or one per key.
+    tracker : str
+        ``HOST:PORT`` of the RPC tracker.
+    keys : Sequence[str]
+        The device keys to tune for (one per device kind: ``adreno-740``, ``adreno-660``).
+    database_dir : Path
+        Folder of the databases, one sub-folder per key.
+    work_dir : Path
+        Folder of the bundles and the checkpoints (kept; another model's are replaced).
+    max_candidates : Optional[int]
+        Candidates per workload, the default included.
+    seed : int
+        Seed of the candidates' draw.
+    log : Callable[[str], None]
+        Where progress lines go.
+    options
+        :class:`~.farm.FarmOptions` fields (timing and the waits).
+
+    Returns
+    -------
+    databases : Dict[str, tvm.s_tir.meta_schedule.database.JSONDatabase]
+        The database of every key committed (a key left with untimed candidates is not).
+    """
+    keys = list(keys)
+    if not keys or len(set(keys)) != len(keys):
+        raise ValueError(f"device keys {keys}: give each device kind's key once")
+    if isinstance(target, dict):
+        missing = [key for key in keys if key not in target]
+        if missing:
+            raise ValueError(f"no target for the device keys {missing}: give one per key")
+        targets = {key: Target(target[key]) for key in keys}
+    else:
+        targets = {key: Target(target) for key in keys}
+    work = pathlib.Path(work_dir)
+    databases = pathlib.Path(database_dir)
+    work.mkdir(parents=True, exist_ok=True)
+    fingerprint = {
+        "model": f"{tvm_ffi.structural_hash(mod):x}",
+        "targets": {key: str(t) for key, t in targets.items()},
+        "max_candidates": max_candidates,
+        "seed": seed,
+    }
+    state = _read_json(work / "farm.json", None)
+    if state is None or state.get("fingerprint") != fingerprint:
+        if state is not None:
+            log(f"{work} holds a round of another model or settings: starting afresh")
+        for old in list(work.glob("bundle-*")) + list(work.glob("times-*.json")):
+            if old.is_dir():
+                shutil.rmtree(old)
+            else:
+                old.unlink()
+        state = {"fingerprint": fingerprint, "committed": []}
+        _write_json(work / "farm.json", state)
+    by_target: Dict[str, List[str]] = {}
+    for key in keys:
+        by_target.setdefault(str(targets[key]), []).append(key)
+    bundles = {}
+    for number, group in enumerate(by_target.values()):
+        folder = work / f"bundle-{number}"
+        if not (folder / "manifest.json").is_file():
+            shutil.rmtree(folder, ignore_errors=True)  # a build that was interrupted
+            build_candidates(mod, targets[group[0]], folder, max_candidates, seed, log=log)
+        bundles.update({key: folder for key in group})
+    todo = {key: bundles[key] for key in keys if key not in state["committed"]}
+    devices = {
+        key: read_device(databases / key)
+        for key in todo
+        if (databases / key / DEVICE_FILE).is_file()
+    }
+    times = (
+        farm.measure_farm(tracker, todo, work, devices=devices, log=log, **options) if todo else {}
+    )
+    for key, key_times in times.items():
+        if key_times["untimed_tasks"] or not key_times["device"]["name"]:
+            log(f"[{key}] not committed: candidates left untimed; run again to resume")
+            continue
+        summary = commit_times(bundles[key], key_times, databases / key)
+        state["committed"].append(key)
+        _write_json(work / "farm.json", state)
+        log(
+            f"[{key}] committed {len(key_times['results'])} results of {len(summary)} tasks to "
+            f"{databases / key}"
+        )
+    return {
+        key: create_database(
+            databases / key, read_device(databases / key), target=str(targets[key])
+        )
+        for key in keys
+        if key in state["committed"]
+    }
