@@ -36,14 +36,13 @@ parameters and results are not touched.
 
 What stays float32, and why (``half_storage_decisions``):
 
-``buffer``       a tensor in ``global`` memory: its kernels index it as memory, not as an image
-``dtype``        a texture of another element type (float16 already is half)
-``not-planned``  a texture ``PlanTextureStorage`` left to ``StaticPlanBlockMemory`` (returned,
-                 or used across binding blocks): a view of flat storage, float32 as before
-``non-kernel``   a texture passed to something other than a PrimFunc of the module: a packed
-                 function, such as ``runtime.TVMTensorCopyFromTo`` where a tensor changes
-                 scope, sees the bytes of the image (the OpenCL runtime would convert such a
-                 copy on the host)
+* ``buffer``: a tensor in ``global`` memory; its kernels index it as memory, not as an image.
+* ``dtype``: a texture of another element type (float16 already is half).
+* ``not-planned``: a texture ``PlanTextureStorage`` left to ``StaticPlanBlockMemory``
+  (returned, or used across binding blocks), a view of flat storage, float32 as before.
+* ``non-kernel``: a texture passed to something other than a PrimFunc of the module; a packed
+  function, such as ``runtime.TVMTensorCopyFromTo`` where a tensor changes scope, sees the
+  bytes of the image (the OpenCL runtime would convert such a copy on the host).
 
 The pass is off unless the PassContext option ``relax.adreno.float16_storage`` is true (read
 when the pass runs), or the pass is constructed with ``enabled=True``.
