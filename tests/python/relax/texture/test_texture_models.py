@@ -298,12 +298,12 @@ class Model:
 # half (2**-11 relative) and read back exactly; the kernels sum in float32. Over 20 to 100
 # layers the roundings of the layers add up, each damped or amplified by the layers after it:
 # measured on random inputs (2026-12-07, Intel; 16 models, the fast ones also on PoCL) at most
-# 7.0e-3 of an output's scale (selfie_seg), so a bound of 2e-2 leaves about three times that,
-# and a wrong kernel (off by the order of the scale) still fails. One exception passes through
-# the bound's rtol term: selfie_landscape's mask peaks at 2.8e-3 on random inputs and was off
-# by 1.1e-4 (4e-2 of that scale). Outputs that cannot meet the bound are named in
-# Model.half_storage_unfit.
-HALF_STORAGE_TOLERANCE = (2e-2, 2e-2)
+# 7.0e-3 of an output's scale (selfie_seg) in one draw per model; later draws (two full suite
+# runs on Intel) reached 2.2e-2 (pose_landmark's output 3). A bound of 4e-2 leaves about twice
+# the worst seen, and a wrong kernel (off by the order of the scale) still fails.
+# selfie_landscape's mask, which peaks near 1e-3 on random inputs, moved by up to 4.5e-2 of that
+# peak. Outputs that cannot meet the bound are named in Model.half_storage_unfit.
+HALF_STORAGE_TOLERANCE = (4e-2, 4e-2)
 
 # Census floors measured 2026-11-30 (base + the workspace's Adreno fixes of that day).
 MODELS = [
@@ -357,6 +357,10 @@ MODELS = [
         _tflite_model("modules/selfie_segmentation/selfie_segmentation_landscape.tflite"),
         min_texture_calls=1,
         slow=True,
+        half_storage_unfit={
+            0: "on random inputs the mask is the sigmoid of large negative logits and peaks "
+            "near 1e-3; half rounding of the logits moved it by up to 4.5e-2 of that peak"
+        },
     ),
     Model(
         "palm_lite",
