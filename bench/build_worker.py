@@ -126,8 +126,22 @@ def _register_workaround():
 BENCH_MODEL = os.environ.get("BENCH_MODEL", "nvidia-h200")
 
 
+def _register_gpu_box() -> None:
+    """Add the GPU box to the rules' device table (a new device is a new entry there): the
+    NVIDIA H100 and H200 have 132 streaming multiprocessors and warps of 32 threads."""
+    try:
+        # pylint: disable-next=import-outside-toplevel
+        from tvm.s_tir.dlight.adreno import config as rule_config
+    except ImportError:  # the pristine base of config (b) has no device table
+        return
+    facts = rule_config.DeviceFacts(132, 32, "NVIDIA H100/H200: 132 SMs, warps of 32")
+    for model in ("nvidia-h100", "nvidia-h200"):
+        rule_config.DEVICES.setdefault(model, facts)
+
+
 def texture_target() -> tvm.target.Target:
     """The Adreno texture tag with the model of :data:`BENCH_MODEL`."""
+    _register_gpu_box()
     spec = {"tag": "qcom/adreno-opencl-texture"}
     if BENCH_MODEL:
         spec["model"] = BENCH_MODEL

@@ -29,7 +29,6 @@ import re
 
 import pytest
 
-import tvm
 from tvm import relax
 from tvm.s_tir.dlight.adreno import config as rule_config
 from tvm.s_tir.dlight.adreno import convolution as conv_rule
@@ -101,10 +100,8 @@ def _blocking(request, monkeypatch):
 
 
 GUARD_OFF = rule_config.Conv2dConfig(occupancy_waves=())
-# The desktop GPU the defaults were measured on: the device facts of its model.
-DESKTOP = rule_config.Conv2dConfig.from_target(
-    tvm.target.Target({"tag": "qcom/adreno-opencl-texture", "model": "nvidia-h200"})
-)
+# The desktop GPU the defaults were measured on: 132 compute units, waves of 32.
+DESKTOP = rule_config.Conv2dConfig(compute_units=132, wave_size=32)
 # One compute unit of one-thread waves: waves per compute unit are the work items.
 ONE_THREAD_WAVES = rule_config.Conv2dConfig(
     channel_blocks=4, columns=4, compute_units=1, wave_size=1

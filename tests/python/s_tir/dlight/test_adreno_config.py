@@ -295,7 +295,7 @@ def test_device_facts_change_the_occupancy_decision():
     132 units and waves of 32, below the first threshold (8), so the channel blocks are
     halved once (11.9 waves then, above the next threshold, 4)."""
     adreno = adreno_config.Conv2dConfig.from_target(ADRENO)
-    hopper = adreno_config.Conv2dConfig.from_target(_with_model("nvidia-h200"))
+    hopper = dataclasses.replace(adreno, compute_units=132, wave_size=32)
     assert conv_tile(16, 56, 56, adreno, pointwise=True) == (2, 1)
     assert conv_tile(16, 56, 56, hopper, pointwise=True) == (1, 1)
     # the wave size alone moves it: waves of 1024 give 8.2 per unit (kept), of 2048 4.1 (halved)

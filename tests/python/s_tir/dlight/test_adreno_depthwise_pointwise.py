@@ -37,20 +37,21 @@ from adreno_schedule_testing import (
 )
 
 # The decisions asserted here are those for the desktop GPU the knobs were measured on (132
-# compute units, waves of 32), the device facts of TARGET's model.
-TARGET = tvm.target.Target({"tag": "qcom/adreno-opencl-texture", "model": "nvidia-h200"})
+# compute units, waves of 32).
+TARGET = tvm.target.Target("qcom/adreno-opencl-texture")
 
 
 def _config(**knobs):
-    """TARGET's config with ``knobs`` changed."""
-    return dataclasses.replace(DepthwisePointwiseConfig.from_target(TARGET), **knobs)
+    """TARGET's config with the desktop GPU's facts and ``knobs`` changed."""
+    config = DepthwisePointwiseConfig.from_target(TARGET)
+    return dataclasses.replace(config, compute_units=132, wave_size=32, **knobs)
 
 
 TEXTURE = "global.texture"
 
 
 def _schedule(func, config=None):
-    sch = dl.adreno.DepthwisePointwiseConv2d(config).apply(func, TARGET, False)
+    sch = dl.adreno.DepthwisePointwiseConv2d(config or _config()).apply(func, TARGET, False)
     return None if sch is None else sch.mod["main"]
 
 

@@ -96,11 +96,6 @@ _TFLITE_GPU_INFO = (
     "registers, as a conv tile does (llama.cpp's Adreno kernels, by Qualcomm engineers, "
     "use 64 on every Adreno)"
 )
-_HOPPER = (
-    "NVIDIA H100 and H200 (GH100, 132 streaming multiprocessors in the SXM parts) and CUDA's "
-    "warp of 32 threads, as their OpenCL driver reports them; the desktop GPU most knob "
-    "defaults were measured on"
-)
 
 #: Device facts by the target's ``model``. ``"adreno"`` serves every Adreno target that names
 #: no model: the 3 compute units of the Adreno 650 and 660 (the middle of the 6xx and 7xx
@@ -123,8 +118,6 @@ DEVICES: Dict[str, DeviceFacts] = {
     "adreno-730": DeviceFacts(4, 64, "4 compute units in TFLite GPU's table; " + _TFLITE_GPU_INFO),
     "adreno-740": DeviceFacts(6, 64, "6 compute units in TFLite GPU's table; " + _TFLITE_GPU_INFO),
     "adreno-750": DeviceFacts(6, 64, "6 compute units in ML Drift's table; " + _TFLITE_GPU_INFO),
-    "nvidia-h100": DeviceFacts(132, 32, _HOPPER),
-    "nvidia-h200": DeviceFacts(132, 32, _HOPPER),
 }
 
 
