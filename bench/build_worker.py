@@ -67,6 +67,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import inputs as bench_inputs  # noqa: E402  pylint: disable=wrong-import-position
+import launch_census  # noqa: E402  pylint: disable=wrong-import-position
 import module_tree  # noqa: E402  pylint: disable=wrong-import-position
 
 import tvm  # noqa: E402  pylint: disable=wrong-import-position
@@ -156,15 +157,18 @@ def target_of(config: str) -> tvm.target.Target:
     return tvm.target.Target("llvm")
 
 
-def lifted_pipeline(target):
-    """The target's default Relax pipeline with LiftTransformParams after legalization."""
+def lifted_pipeline(target, kinds=None):
+    """The target's default Relax pipeline with LiftTransformParams after legalization; with
+    ``kinds`` (a dict), the launch census's kind of every PrimFunc is recorded into it there."""
 
     @tvm.transform.module_pass(opt_level=0)
     def _pipeline(mod, _ctx):
+        record = [] if kinds is None else [launch_census.recorder(kinds)]
         with target:
             seq = tvm.transform.Sequential(
                 relax.pipeline.library_dispatch_passes(target)
                 + relax.pipeline.legalize_passes(target)
+                + record
                 + [relax.transform.LiftTransformParams(), relax.transform.DeadCodeElimination()]
                 + relax.pipeline.dataflow_lower_passes(target)
                 + relax.pipeline.finalize_passes(target)
@@ -199,15 +203,16 @@ def tuning_database(config: str = "t"):
     return tuning_db.load(path, strict=True)
 
 
-def compile_one(mod, config: str, lift: bool):
+def compile_one(mod, config: str, lift: bool, kinds=None):
     """Compile ``mod`` for ``config``: its target, inside its tuning database and its opt-in
-    option where it has them, with ``LiftTransformParams`` when ``lift``."""
+    option where it has them, with ``LiftTransformParams`` when ``lift`` (and then the kind of
+    every PrimFunc recorded into ``kinds``, a dict, when given)."""
     target = target_of(config)
     kwargs = {}
     if config == "b":
         kwargs["tir_pipeline"] = WORKAROUND
     if lift:
-        kwargs["relax_pipeline"] = lifted_pipeline(target)
+        kwargs["relax_pipeline"] = lifted_pipeline(target, kinds)
     with contextlib.ExitStack() as stack:
         if config in TUNING_DATABASES:
             stack.enter_context(tuning_database(config))
@@ -241,13 +246,14 @@ def build(model: str, config: str, out: pathlib.Path, tiny: bool, lift: bool = T
         return reference(mod, meta, fixed, out)
     target = target_of(config)
     start = time.perf_counter()
-    ex, lifted, lift_error = None, lift, ""
+    ex, lifted, lift_error, kinds = None, lift, "", {}
     if lift:
         try:
-            ex = compile_one(mod, config, lift=True)
+            ex = compile_one(mod, config, lift=True, kinds=kinds)
         except Exception as err:  # pylint: disable=broad-except
             lift_error = _one_line(err)
             lifted = False
+            kinds.clear()
     if ex is None:
         try:
             start = time.perf_counter()
@@ -275,6 +281,13 @@ def build(model: str, config: str, out: pathlib.Path, tiny: bool, lift: bool = T
         meta["ok"] = True
     except Exception as err:  # pylint: disable=broad-except
         meta["error"] = "export: " + _one_line(err)
+        return meta
+    try:
+        # What one call of main launches, by kind (the PrimFuncs' kinds where the lifted
+        # pipeline recorded them, their names elsewhere).
+        meta["census"] = launch_census.census(ex.as_text(), src, kinds)
+    except Exception as err:  # pylint: disable=broad-except
+        meta["census_error"] = _one_line(err)
     return meta
 
 
