@@ -40,6 +40,10 @@ import sys
 from typing import Dict, List, Optional
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+
+from launch_census import KINDS, csv_field  # noqa: E402  pylint: disable=wrong-import-position
+
 CONFIGS = {
     "a": "(a) texture, patched",
     "b": "(b) texture, base",
@@ -814,14 +818,61 @@ def peer_calls(peers: pathlib.Path) -> List[pathlib.Path]:
     return sorted(peers.glob("*-peers.csv"))
 
 
-def project_cell(rows, model: str, config: str) -> str:
-    """The project's median ms of ``config`` on ``model`` in a peers CSV, or ``n/a``."""
+def project_row(rows, model: str, config: str) -> Optional[Dict[str, str]]:
+    """The project's row of ``config`` on ``model`` in a peers CSV where it ran, else None."""
     for row in rows:
         if row["engine"].startswith("project") and row["model"] == model:
             if row["config"].split(":")[0] == config and row["status"] == "ok":
-                wrong = " (wrong)" if row.get("correct") == "NO" else ""
-                return f"{fnum(row['median_ms']):.3f}{wrong}"
-    return "n/a"
+                return row
+    return None
+
+
+def project_cell(rows, model: str, config: str) -> str:
+    """The project's median ms of ``config`` on ``model`` in a peers CSV, or ``n/a``."""
+    row = project_row(rows, model, config)
+    if row is None:
+        return "n/a"
+    wrong = " (wrong)" if row.get("correct") == "NO" else ""
+    return f"{fnum(row['median_ms']):.3f}{wrong}"
+
+
+def project_best(rows, model: str) -> Optional[Dict[str, str]]:
+    """The faster of the project's (a) and (t) rows on ``model`` whose result is right."""
+    right = [project_row(rows, model, c) for c in "at"]
+    right = [r for r in right if r is not None and r.get("correct") != "NO"]
+    return min(right, key=lambda r: fnum(r["median_ms"]), default=None)
+
+
+def best_checked_peer(rows, model: str) -> Optional[Dict[str, str]]:
+    """The fastest right row of any checked peer (not an anchor) on ``model``."""
+    peers = {r["engine"] for r in rows if not r["engine"].startswith("project")}
+    best = [best_peer(rows, model, e) for e in sorted(peers - set(ANCHORS) - {"ceiling"})]
+    return min((b for b in best if b), key=lambda r: fnum(r["median_ms"]), default=None)
+
+
+def anchor_rows(rows) -> List[List[str]]:
+    """Per network: our best, the best checked peer's and the CUDA-graph anchor's median ms
+    (the better of its NCHW and channels-last rows), ours over the anchor's and the best
+    peer's over ours."""
+    body = []
+    for model in [m for m in NETWORK_NAMES if project_best(rows, m)]:
+        ours, peer = project_best(rows, model), best_checked_peer(rows, model)
+        anchor = best_peer(rows, model, "pytorch-cudnn", "cuda-graph")
+        mine = fnum(ours["median_ms"])
+        cells = [NETWORK_NAMES[model], f"{mine:.3f} ({ours['config'].split(':')[0]})"]
+        cells.append(
+            f"{fnum(peer['median_ms']):.3f} ({peer['engine']} {peer['config']})" if peer else "n/a"
+        )
+        cells.append(
+            f"{fnum(anchor['median_ms']):.3f} ({anchor['config'].split('/')[-1]})"
+            if anchor
+            else "n/a"
+        )
+        cells.append(f"{mine / fnum(anchor['median_ms']):.2f}x" if anchor else "n/a")
+        cells.append(f"{fnum(peer['median_ms']) / mine:.2f}x" if peer else "n/a")
+        body.append(cells)
+    header = ["network", "ours best ms", "best checked peer ms", "CUDA-graph anchor ms"]
+    return [header + ["ours / anchor", "best peer / ours"]] + body
 
 
 def comparison_rows(rows) -> List[List[str]]:
@@ -870,6 +921,92 @@ def plot_comparison(plt, table_rows, docs: pathlib.Path, title: str) -> List[str
     fig.savefig(docs / "peers_latency.png", dpi=110)
     plt.close(fig)
     return ["peers_latency.png"]
+
+
+def newest(folder: pathlib.Path, suffix: str) -> List[Dict[str, str]]:
+    """The rows of the newest ``*<suffix>.csv`` in ``folder`` (none if there is none)."""
+    found = sorted(folder.glob(f"*{suffix}.csv"))
+    return read_csv(found[-1]) if found else []
+
+
+def launch_cost(run: Run):
+    """The host's enqueue cost of a launch, in us, and where it comes from: the smallest
+    ``span_host_enqueue_ms`` / ``launches`` over the run's network rows (the host-bound
+    network's rate: its enqueue is all launches); NaN where the run has neither column."""
+    rates = [
+        (fnum(r.get("span_host_enqueue_ms")) * 1e3 / fnum(r["launches"]), r)
+        for r in run.networks.values()
+        if r["status"] == "ok" and fnum(r.get("launches"), 0) > 0
+    ]
+    rates = [(cost, r) for cost, r in rates if not math.isnan(cost)]
+    if not rates:
+        return float("nan"), "no run with launches and the host's enqueue time"
+    cost, row = min(rates, key=lambda pair: pair[0])
+    source = (
+        f"``span_host_enqueue_ms`` / ``launches`` of {row['model']} ({row['config']}) in "
+        f"``bench/results/{run.path.name}`` ({run.device})"
+    )
+    return cost, source
+
+
+def launch_rows(call_rows, census, tinygrad, cost_us: float) -> List[List[str]]:
+    """Per network and configuration (a), (t): the launches of one call by kind (the build's
+    census), tinygrad's replayed kernels, and the call's median against launches x cost."""
+    replayed = {(r["model"], r["config"]): r["kernels"] for r in tinygrad}
+    order = {m: i for i, m in enumerate(NETWORK_NAMES)}
+    mine = [r for r in census if r["model"] in NETWORK_NAMES and r["config"] in ("a", "t")]
+    body = []
+    for row in sorted(mine, key=lambda r: (order[r["model"]], r["config"])):
+        model, config, launches = row["model"], row["config"], int(row["launches"])
+        cells = [NETWORK_NAMES[model], f"({config})", str(launches)]
+        cells += [row[csv_field(k)] for k in KINDS] + [row["runtime_copies"]]
+        cells += [replayed.get((model, mode), "n/a") for mode in ("cl/buffer", "cl/image2")]
+        timed = project_row(call_rows, model, config)
+        floor = launches * cost_us / 1e3
+        median = fnum(timed["median_ms"]) if timed else float("nan")
+        cells += ["n/a" if math.isnan(median) else f"{median:.3f}", f"{floor:.3f}"]
+        cells.append("n/a" if math.isnan(median / floor) else f"{100 * floor / median:.0f}%")
+        body.append(cells)
+    header = ["network", "config", "launches"] + list(KINDS) + ["runtime copies"]
+    header += ["tinygrad kernels (buffers)", "tinygrad kernels (IMAGE=2)", "median ms"]
+    return [header + ["launches x cost ms", "launches x cost / median"]] + body
+
+
+def section_launches(call: pathlib.Path, run: Run) -> List[str]:
+    """Against the anchor, and the launches of each network: the call's rows, the newest
+    committed launch census and tinygrad kernel count, the run's launch cost."""
+    rows = read_csv(call)
+    out = heading("Against the anchor")
+    anchors = anchor_rows(rows)
+    out.append(
+        f"From the same call (``bench/peers/{call.name}``). *ours best*: the faster of (a) and "
+        f"(t) whose result is right; *best checked peer*: the fastest peer mode whose result "
+        f"is right; *CUDA-graph anchor*: PyTorch + cuDNN replayed from a CUDA graph, the "
+        f"better of its NCHW and channels-last rows (the vendor's kernels with no launch cost "
+        f"between them). *ours / anchor* < 1: ours faster than the anchor; *best peer / ours* "
+        f"> 1: ours faster than every checked peer.\n"
+    )
+    out.append(table(anchors[0], anchors[1:]))
+    census = newest(run.path.parent, "-launch-census")
+    if not census:
+        return out
+    tinygrad = newest(call.parent, "-tinygrad-kernels")
+    cost, source = launch_cost(run)
+    out += heading("Launches")
+    out.append(
+        f"What one call of ``main`` launches, by kind: the launch census of the builds "
+        f"(``bench/launch_census.py``, newest ``bench/results/*-launch-census.csv``: the VM "
+        f"code of ``main``, the OpenCL kernels of each PrimFunc, each PrimFunc's kind from its "
+        f"blocks; *runtime copies* are the VM's copies between scopes, not kernel launches). "
+        f"Beside them the kernels tinygrad's JIT replays per call of the same network (newest "
+        f"``bench/peers/*-tinygrad-kernels.csv``; ResNet-50 and MobileNetV2 only). *median ms* "
+        f"is this call's; *launches x cost* takes {cost:.1f} us per launch, the host's enqueue "
+        f"cost measured as {source}: near 100% the network is host-bound, and only fewer "
+        f"launches make it faster.\n"
+    )
+    launches = launch_rows(rows, census, tinygrad, cost)
+    out.append(table(launches[0], launches[1:]))
+    return out
 
 
 def section_comparison(path: pathlib.Path, docs: pathlib.Path) -> List[str]:
@@ -982,7 +1119,7 @@ def render(path: pathlib.Path, docs: pathlib.Path, call: Optional[pathlib.Path] 
     are drawn into ``docs``."""
     run = load_run(path)
     docs.mkdir(parents=True, exist_ok=True)
-    out = section_comparison(call, docs) if call else []
+    out = section_comparison(call, docs) + section_launches(call, run) if call else []
     made = plots(run, docs)
     out += section_header(run) + section_networks(run) + section_layers(run)
     out += section_findings(run) + section_time_shares(run) + section_goals(run)
