@@ -96,6 +96,8 @@ FIELDS = [
     "vdevices",
     # One steady-state call of main: runtime.opencl.counters() and the VM's own builtin calls.
     "launches",
+    # What the build's launch census (launch_census.py, in the meta) says one call launches.
+    "census_launches",
     "buffer_image_copies",
     "host_device_copies",
     "objects_created",
@@ -467,6 +469,7 @@ def inference_counts(mr):
     builtin calls, counted by an instrument without syncs (it stays set: call this after the
     timings)."""
     tvm, row = mr.sess.tvm, {}
+    row["census_launches"] = mr.meta.get("census", {}).get("launches", "")
     counters = tvm.get_global_func("runtime.opencl.counters", allow_missing=True)
     if mr.sess.remote is None and counters is not None:
         mr.run()
