@@ -145,7 +145,34 @@ def _blaze_partial(nb):
     return nb.emit(relax.op.nn.relu(nb.emit(relax.op.add(y, _widen_channels(nb, pooled, 6)))))
 
 
+def _fpn_upsample(nb):
+    """The palm detector's feature pyramid: a coarse map upsampled twice (bilinear, half-pixel
+    centres), added to the finer map, PReLU."""
+    coarse = _conv(nb, nb.input((1, 5, 6, 8)), 8)
+    up = nb.emit(relax.op.image.resize2d(coarse, (10, 12), layout="NHWC", method="linear"))
+    fine = _conv(nb, nb.input((1, 10, 12, 8)), 8)
+    return nb.emit(relax.op.nn.prelu(nb.emit(relax.op.add(up, fine)), nb.param("a", (8,)), axis=3))
+
+
+def _upsample_nearest(nb):
+    """TFLite's nearest-neighbour upsampling (asymmetric coordinates, floor) between convs."""
+    y = _conv(nb, nb.input((1, 5, 7, 8)), 8)
+    up = nb.emit(
+        relax.op.image.resize2d(
+            y,
+            (10, 14),
+            layout="NHWC",
+            method="nearest_neighbor",
+            coordinate_transformation_mode="asymmetric",
+            rounding_method="floor",
+        )
+    )
+    return _conv(nb, up, 8)
+
+
 NETS = {
+    "fpn_upsample": _fpn_upsample,
+    "upsample_nearest": _upsample_nearest,
     "chain": _chain,
     "blaze_widen": _blaze_widen,
     "blaze_partial": _blaze_partial,
@@ -178,10 +205,12 @@ def _layout_transforms(lowered):
     return unblocking, of_input
 
 
-@pytest.mark.parametrize("net", ["chain", "residual", "blaze_block", "blaze_widen", "prelu_chain"])
+@pytest.mark.parametrize(
+    "net", ["chain", "residual", "blaze_block", "blaze_widen", "prelu_chain", "upsample_nearest"]
+)
 def test_one_transform_in_one_out(net, compile_dtype_mode):
     """The input is transformed into NCHW4c once, only the output out of it, and every other
-    kernel reads a texture."""
+    kernel (a resize too) reads a texture."""
     mod = tt.build_network(NETS[net], compile_dtype_mode)
     lowered, ex = tt.build_texture_with_scopes(mod)
     unblocking, of_input = _layout_transforms(lowered)

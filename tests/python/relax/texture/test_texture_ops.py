@@ -98,6 +98,11 @@ def _concat(nb):
     return nb.emit(relax.op.concat([nb.input(SHAPE), nb.input((N, 8, H, W))], axis=1))
 
 
+def _resize_after_conv(nb):
+    y = _conv3x3(nb)
+    return nb.emit(relax.op.image.resize2d(y, (21, 25), method="cubic", cubic_alpha=-0.5))
+
+
 def _transpose(nb):
     return nb.emit(relax.op.permute_dims(nb.input(SHAPE), axes=[0, 2, 3, 1]))
 
@@ -123,6 +128,7 @@ CASES = {
     "layer_norm": tt.Case(_layer_norm, convs=0),
     "concat": tt.Case(_concat, convs=0),
     "transpose": tt.Case(_transpose, convs=0),
+    "resize_cubic_after_conv": tt.Case(_resize_after_conv, conv_output_texture=True),
 }
 
 

@@ -16,7 +16,7 @@
 # under the License.
 # pylint: disable=invalid-name,missing-docstring,no-self-argument,not-callable
 """Tests of FoldTextureLayoutTransforms: inverse layout transforms cancel, transforms out of
-NCHW4c sink below elementwise ops, duplicates merge."""
+NCHW4c sink below elementwise ops, channel pads and resizes, duplicates merge."""
 
 import tvm
 import tvm.testing
@@ -248,6 +248,106 @@ def test_channel_pads_of_part_blocks_and_reflections_stay_unpacked():
             return y
 
     tvm.ir.assert_structural_equal(FoldTextureLayoutTransforms()(Spatial), SpatialExpected)
+
+
+def test_unpack_sinks_below_an_nhwc_resize():
+    """The palm detector's upsampling: NCHW4c -> NHWC, a bilinear resize in NHWC, back to
+    NCHW4c. The resize runs in NCHW4c and both transforms go."""
+
+    @I.ir_module
+    class Before:
+        @R.function
+        def main(x: R.Tensor((1, 2, 4, 4, 4), "float32")) -> R.Tensor((1, 2, 8, 8, 4), "float32"):
+            with R.dataflow():
+                nhwc = R.layout_transform(x, index_map=lambda n, c, h, w, l: (n, h, w, c * 4 + l))
+                big = R.image.resize2d(nhwc, R.shape([8, 8]), layout="NHWC", method="linear")
+                y = R.layout_transform(big, index_map=lambda n, h, w, c: (n, c // 4, h, w, c % 4))
+                R.output(y)
+            return y
+
+    @I.ir_module
+    class Expected:
+        @R.function
+        def main(x: R.Tensor((1, 2, 4, 4, 4), "float32")) -> R.Tensor((1, 2, 8, 8, 4), "float32"):
+            with R.dataflow():
+                y = R.image.resize2d(x, R.shape([8, 8]), layout="NCHW4c", method="linear")
+                R.output(y)
+            return y
+
+    tvm.ir.assert_structural_equal(FoldTextureLayoutTransforms()(Before), Expected)
+
+
+def test_unpack_sinks_below_an_nchw_resize_and_keeps_its_attributes():
+    """A nearest-neighbour resize with TFLite's coordinates, in NCHW, feeding the output: it
+    runs in NCHW4c with the same attributes, and the transform out of NCHW4c follows it."""
+
+    @I.ir_module
+    class Before:
+        @R.function
+        def main(x: R.Tensor((1, 2, 4, 4, 4), "float32")) -> R.Tensor((1, 8, 8, 12), "float32"):
+            with R.dataflow():
+                nchw = R.layout_transform(x, index_map=lambda n, c, h, w, l: (n, c * 4 + l, h, w))
+                y = R.image.resize2d(
+                    nchw,
+                    R.shape([8, 12]),
+                    method="nearest_neighbor",
+                    coordinate_transformation_mode="asymmetric",
+                    rounding_method="floor",
+                )
+                R.output(y)
+            return y
+
+    @I.ir_module
+    class Expected:
+        @R.function
+        def main(x: R.Tensor((1, 2, 4, 4, 4), "float32")) -> R.Tensor((1, 8, 8, 12), "float32"):
+            with R.dataflow():
+                blocked = R.image.resize2d(
+                    x,
+                    R.shape([8, 12]),
+                    layout="NCHW4c",
+                    method="nearest_neighbor",
+                    coordinate_transformation_mode="asymmetric",
+                    rounding_method="floor",
+                )
+                y = R.layout_transform(
+                    blocked, index_map=lambda n, c, h, w, l: (n, c * 4 + l, h, w)
+                )
+                R.output(y)
+            return y
+
+    tvm.ir.assert_structural_equal(FoldTextureLayoutTransforms()(Before), Expected)
+
+
+def test_resize_of_another_layout_or_a_shared_unpack_stays():
+    """An unpacked tensor read as if it were NCHW while it is NHWC (the resize's layout names
+    other axes), and one that another op reads too, keep their transforms."""
+
+    @I.ir_module
+    class Before:
+        @R.function
+        def main(
+            x: R.Tensor((1, 2, 4, 4, 4), "float32"),
+        ) -> R.Tuple(R.Tensor((1, 4, 8, 8), "float32"), R.Tensor((1, 8, 8, 8), "float32")):
+            with R.dataflow():
+                nhwc = R.layout_transform(x, index_map=lambda n, c, h, w, l: (n, h, w, c * 4 + l))
+                wrong = R.image.resize2d(nhwc, R.shape([8, 8]), layout="NCHW")
+                nchw = R.layout_transform(x, index_map=lambda n, c, h, w, l: (n, c * 4 + l, h, w))
+                shared = R.image.resize2d(nchw, R.shape([8, 8]))
+                doubled = R.add(nchw, nchw)
+                out = (wrong, shared)
+                R.output(out, doubled)
+            return out
+
+    After = FoldTextureLayoutTransforms()(Before)
+    resizes = []
+    tvm.relax.analysis.post_order_visit(
+        After["main"],
+        lambda e: isinstance(e, tvm.relax.Call)
+        and e.op.same_as(tvm.ir.Op.get("relax.image.resize2d"))
+        and resizes.append(str(e.attrs.layout)),
+    )
+    assert sorted(resizes) == ["NCHW", "NCHW"]
 
 
 if __name__ == "__main__":

@@ -33,7 +33,13 @@
    ``NCHW4c`` and one back (the C++ root: ``InferLayoutPad`` in
    ``src/relax/op/nn/nn.cc`` keeps the initial layout for a sub-indexed layout; it could map
    a pad of whole blocks as done here);
-4. merges identical transforms of one tensor (``ConvertLayout`` emits one per use, so an
+4. moves a layout transform out of ``NCHW4c`` below an ``image.resize2d`` of the unpacked
+   layout (``NCHW`` or ``NHWC``): a resize maps each channel plane on its own, so it runs in
+   ``NCHW4c`` (TOPI's resize takes blocked layouts) and reads and writes textures, and the
+   transforms around it cancel (the upsampling of MediaPipe's palm detector). The C++ root:
+   ``InferLayoutResize2d`` in ``src/relax/op/image/resize.cc`` keeps the initial layout for a
+   sub-indexed one, where it could keep the blocked layout as done here;
+5. merges identical transforms of one tensor (``ConvertLayout`` emits one per use, so an
    ``NHWC`` input read by a conv and a residual add was transformed twice).
 
 ``FoldTextureLayoutTransforms`` applies to any such transform, not only those around
@@ -112,6 +118,7 @@ class _LayoutFolder(relax.PyExprMutator):  # pylint: disable=abstract-method
     layout_op = Op.get("relax.layout_transform")
     permute_op = Op.get("relax.permute_dims")
     pad_op = Op.get("relax.nn.pad")
+    resize_op = Op.get("relax.image.resize2d")
     unary_ops = tuple(Op.get(name) for name in UNARY_OPS)
     binary_ops = tuple(Op.get(name) for name in BINARY_BROADCAST_OPS)
 
@@ -143,6 +150,8 @@ class _LayoutFolder(relax.PyExprMutator):  # pylint: disable=abstract-method
             return self._sink(call)
         if call.op.same_as(self.pad_op):
             return self._sink_pad(call)
+        if call.op.same_as(self.resize_op):
+            return self._sink_resize(call)
         return call
 
     def _cancel(self, call: relax.Call) -> relax.Expr:
@@ -237,6 +246,41 @@ class _LayoutFolder(relax.PyExprMutator):  # pylint: disable=abstract-method
         return relax.op.layout_transform(blocked, back)
 
 
+    def _sink_resize(self, call: relax.Call) -> relax.Expr:
+        """``resize2d(unpack(x))`` as ``unpack(resize2d(x))`` in ``NCHW4c``, when the unpacked
+        tensor is in the resize's layout: batch, channel, height and width of the blocked
+        tensor each come from the axis of that name, the lanes from the channel axis."""
+        unblock = self._unblocking(call.args[0])
+        layout = str(call.attrs.layout)
+        if unblock is None or sorted(layout) != sorted("NCHW"):
+            return call
+        back = unblock.attrs.index_map
+        into = back.inverse(get_static_shape(unblock.args[0].ty))
+        for index, name in zip(into.final_indices[:-1], "NCHW"):
+            axes = [a for a, var in enumerate(into.initial_indices) if _uses_var(index, var)]
+            if axes != [layout.index(name)]:
+                return call
+        if _lane_axes(into) != [layout.index("C")]:
+            return call
+        attrs = call.attrs
+        blocked = self.builder_.emit(
+            relax.op.image.resize2d(
+                unblock.args[0],
+                call.args[1],
+                roi=[float(value) for value in attrs.roi],
+                layout=f"NCHW{CHANNEL_BLOCK}c",
+                method=attrs.method,
+                coordinate_transformation_mode=attrs.coordinate_transformation_mode,
+                rounding_method=attrs.rounding_method,
+                cubic_alpha=float(attrs.cubic_alpha),
+                cubic_exclude=int(attrs.cubic_exclude),
+                extrapolation_value=float(attrs.extrapolation_value),
+                out_dtype=attrs.out_dtype,
+            )
+        )
+        return relax.op.layout_transform(blocked, back)
+
+
 def _use_counts(func: relax.Function) -> dict:
     counts: dict = {}
 
@@ -264,7 +308,7 @@ def _fold_function(
 @tvm.transform.module_pass(opt_level=0, name="FoldTextureLayoutTransforms")
 class FoldTextureLayoutTransforms:  # pylint: disable=too-few-public-methods
     """Cancel inverse layout transforms and move transforms out of ``NCHW4c`` below
-    elementwise ops and channel pads of whole blocks.
+    elementwise ops, channel pads of whole blocks and resizes.
 
     Run after ``ConvertLayout``; see the module docstring.
 
