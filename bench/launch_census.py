@@ -365,12 +365,19 @@ def csv_field(kind: str) -> str:
     return re.sub(r"[^a-z]+", "_", kind).strip("_")
 
 
+#: Configurations on TVM's generic GPU target: their PrimFuncs are recorded after dlight's
+#: generic schedules, which fuse a conv's reduced axes, so their kinds would not be right
+#: (a 1x1 or 3x3 conv reads as a dense); their launch totals are in results.csv.
+GENERIC_CONFIGS = ("b", "c")
+
+
 def rows_of(metas: Iterable[dict]) -> List[Dict[str, object]]:
-    """One CSV row per build meta that has a census, sorted by model and configuration."""
+    """One CSV row per texture build meta that has a census, sorted by model and
+    configuration."""
     rows = []
     for meta in metas:
         got = meta.get("census")
-        if not got:
+        if not got or meta.get("config") in GENERIC_CONFIGS:
             continue
         row = {k: got.get(k, meta.get(k, "")) for k in CSV_FIELDS}
         row.update((csv_field(k), got["by_kind"].get(k, 0)) for k in KINDS)
