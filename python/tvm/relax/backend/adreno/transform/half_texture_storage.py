@@ -44,12 +44,25 @@ What stays float32, and why (``half_storage_decisions``):
   function, such as ``runtime.TVMTensorCopyFromTo`` where a tensor changes scope, sees the
   bytes of the image (the OpenCL runtime would convert such a copy on the host).
 
+OpenCL lets ``write_imagef`` round a float to a half pixel either to the nearest value or
+toward zero (the OpenCL C specification, conversion rules for half images), and NVIDIA's
+OpenCL rounds toward zero. Rounding toward zero shrinks every stored value a little, and a
+network adds those shrinkages up through its residual connections (MediaPipe's palm detector
+ended 17% of its output's scale off on NVIDIA, and 0.4% off where the device rounds to
+nearest). So the pass also makes the kernels that write a half-pixel image round the value to
+the nearest half themselves, ties to even, with integer operations on the float's bits
+(``round_to_half``): the device's conversion then has nothing left to round, and every device
+stores the same half. A kernel called both with half and float32 outputs gets a copy
+(``_half_store``) for the half calls.
+
 The pass is off unless the PassContext option ``relax.adreno.float16_storage`` is true (read
 when the pass runs), or the pass is constructed with ``enabled=True``.
 """
 
 import dataclasses
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+
+import tvm_ffi
 
 import tvm
 from tvm import relax
@@ -242,6 +255,155 @@ class _HalfStorageRewriter(relax.PyExprMutator):  # pylint: disable=abstract-met
         super().visit_var_binding_(binding)
 
 
+def round_to_half(value):
+    """``value`` (float32) rounded to the nearest float16 value, ties to even, as float32.
+
+    The float's 13 low mantissa bits are the ones float16 drops: adding half of their weight
+    (``0xFFF``, one more when the kept part is odd) and clearing them rounds to nearest even
+    in the normal range of float16. Values in its subnormal range keep 10 mantissa bits,
+    more than float16 holds there; the device's conversion rounds those (an error below
+    2**-24, absolute). Infinities stay infinite.
+
+    Parameters
+    ----------
+    value : PrimExpr
+        A float32 expression, scalar or vector.
+
+    Returns
+    -------
+    rounded : PrimExpr
+        The float32 expression of the rounded value.
+    """
+    dtype = value.ty.dtype
+    lanes = int(dtype.lanes)
+    bits_type = "uint32" if lanes == 1 else f"uint32x{lanes}"
+
+    def const(number):
+        scalar = tvm.tirx.const(number, "uint32")
+        return scalar if lanes == 1 else tvm.tirx.Broadcast(scalar, lanes)
+
+    # Bound once, so that the stored expression is computed once.
+    bits = tvm.tirx.Var("bits", bits_type)
+    odd = tvm.tirx.bitwise_and(tvm.tirx.shift_right(bits, const(13)), const(1))
+    rounded = tvm.tirx.bitwise_and(bits + const(0xFFF) + odd, const(0xFFFFE000))
+    return tvm.tirx.Let(
+        bits, tvm.tirx.reinterpret(bits_type, value), tvm.tirx.reinterpret(str(dtype), rounded)
+    )
+
+
+def _stored_params(func) -> Set[int]:
+    """The indices of the parameters of the PrimFunc ``func`` whose buffers it stores into."""
+    stored: Set[int] = set()
+
+    def _visit(store):
+        for index, param in enumerate(func.params):
+            if store.buffer.same_as(param):
+                stored.add(index)
+
+    tvm_ffi.structural_walk(func.body, [(tvm.tirx.BufferStore, _visit)], order="post")
+    return stored
+
+
+def _rounding_stores(func, params: FrozenSet[int]):
+    """The PrimFunc ``func`` with every float32 value it stores into the parameters
+    ``params`` rounded to the nearest half (``round_to_half``)."""
+    buffers = [func.params[i] for i in params]
+
+    def _round(store):
+        dtype = store.value.ty.dtype
+        if (
+            not any(store.buffer.same_as(b) for b in buffers)
+            or str(dtype).split("x")[0] != "float32"
+        ):
+            return store
+        return tvm.tirx.BufferStore(store.buffer, round_to_half(store.value), store.indices)
+
+    return tvm_ffi.structural_map(func, (tvm.tirx.BufferStore, _round), order="post")
+
+
+def _half_positions(call: relax.Call) -> FrozenSet[int]:
+    """The positions of the arguments of ``call`` that live in half-pixel images."""
+    return frozenset(
+        i
+        for i, arg in enumerate(call.args)
+        if isinstance(arg.ty, relax.TensorType)
+        and arg.ty.vdevice is not None
+        and str(arg.ty.vdevice.memory_scope).endswith(HALF_PIXEL_SUFFIX)
+    )
+
+
+@relax.expr_functor.mutator
+class _StoreRounder(relax.PyExprMutator):  # pylint: disable=abstract-method
+    """Point each call of a kernel that writes half-pixel images at its rounding version."""
+
+    def __init__(
+        self, mod: tvm.IRModule, targets: Dict[Tuple[str, FrozenSet[int]], relax.GlobalVar]
+    ):
+        super().__init__(mod)
+        self._targets = targets
+
+    def visit_call_(self, call: relax.Call) -> relax.Expr:  # pylint: disable=arguments-renamed
+        call = super().visit_call_(call)
+        if isinstance(call.op, relax.GlobalVar):
+            key = (call.op.name_hint, _half_positions(call))
+            if key in self._targets:
+                return relax.Call(self._targets[key], call.args, call.attrs, call.ty_args)
+        return call
+
+
+def _round_half_stores(mod: tvm.IRModule) -> tvm.IRModule:
+    """Make every kernel that stores into a half-pixel image round to the nearest half.
+
+    A kernel whose every call writes half images in the same parameters is rewritten in
+    place; one whose calls differ gets a rounding copy per set of such parameters."""
+    kernels = {
+        gv.name_hint: (gv, func)
+        for gv, func in mod.functions_items()
+        if isinstance(func, tvm.tirx.PrimFunc)
+    }
+    uses: Dict[str, Set[FrozenSet[int]]] = {}
+
+    def _visit(expr):
+        if isinstance(expr, relax.Call) and isinstance(expr.op, relax.GlobalVar):
+            if expr.op.name_hint in kernels:
+                uses.setdefault(expr.op.name_hint, set()).add(_half_positions(expr))
+
+    for func in mod.functions.values():
+        if isinstance(func, relax.Function):
+            relax.analysis.post_order_visit(func, _visit)
+    builder = relax.BlockBuilder(mod)
+    targets: Dict[Tuple[str, FrozenSet[int]], relax.GlobalVar] = {}
+    for name, keys in uses.items():
+        gv, func = kernels[name]
+        stored = _stored_params(func)
+        rounding = {key: frozenset(key & stored) for key in keys if key & stored}
+        if len(keys) == 1 and rounding:
+            builder.update_func(gv, _rounding_stores(func, rounding[next(iter(keys))]))
+            continue
+        for key, params in rounding.items():
+            suffix = "_half_store"
+            if len(rounding) > 1:
+                suffix += "_" + "_".join(str(i) for i in sorted(params))
+            # Fresh parameters and buffers: the copy must not share definitions with ``func``.
+            variant = _rounding_stores(tvm.s_tir.renew_defs(func), params)
+            if func.attrs is not None and "global_symbol" in func.attrs:
+                variant = variant.with_attr("global_symbol", name + suffix)
+            targets[(name, key)] = builder.add_func(variant, name + suffix)
+    rounded = builder.get()
+    if not targets:
+        return rounded
+    for gv, func in list(rounded.functions_items()):
+        if isinstance(func, relax.Function):
+            rounded[gv] = _StoreRounder(rounded, targets).visit_expr(func)
+    return rounded
+    # The module's own GlobalVars carry the functions' types, which a Relax call needs.
+    targets = {key: rounded.get_global_var(gv.name_hint) for key, gv in targets.items()}
+    for gv, func in list(rounded.functions_items()):
+        if isinstance(func, relax.Function):
+            rounded[gv] = _StoreRounder(rounded, targets).visit_expr(func)
+    return rounded
+
+
 def _vdevice_key(vdevice: relax.VDevice, scope: str):
     return (str(vdevice.target), int(vdevice.vdevice_id), scope)
 
@@ -308,4 +470,6 @@ class HalfTextureStorage:  # pylint: disable=too-few-public-methods
             functions[global_var] = rewriter.visit_expr(mod[global_var])
         global_infos = dict(mod.global_infos.items())
         global_infos["vdevice"] = vdevice_list
-        return tvm.IRModule(functions, attrs=mod.attrs, global_infos=global_infos)
+        return _round_half_stores(
+            tvm.IRModule(functions, attrs=mod.attrs, global_infos=global_infos)
+        )
