@@ -313,7 +313,7 @@ def _rounding_stores(func, params: FrozenSet[int]):
         dtype = store.value.ty.dtype
         if (
             not any(store.buffer.same_as(b) for b in buffers)
-            or str(dtype).split("x")[0] != "float32"
+            or str(dtype).split("x", maxsplit=1)[0] != "float32"
         ):
             return store
         return tvm.tirx.BufferStore(store.buffer, round_to_half(store.value), store.indices)
@@ -357,8 +357,8 @@ def _round_half_stores(mod: tvm.IRModule) -> tvm.IRModule:
     A kernel whose every call writes half images in the same parameters is rewritten in
     place; one whose calls differ gets a rounding copy per set of such parameters."""
     kernels = {
-        gv.name_hint: (gv, func)
-        for gv, func in mod.functions_items()
+        global_var.name_hint: (global_var, func)
+        for global_var, func in mod.functions_items()
         if isinstance(func, tvm.tirx.PrimFunc)
     }
     uses: Dict[str, Set[FrozenSet[int]]] = {}
@@ -374,33 +374,35 @@ def _round_half_stores(mod: tvm.IRModule) -> tvm.IRModule:
     builder = relax.BlockBuilder(mod)
     targets: Dict[Tuple[str, FrozenSet[int]], relax.GlobalVar] = {}
     for name, keys in uses.items():
-        gv, func = kernels[name]
+        global_var, func = kernels[name]
         stored = _stored_params(func)
-        rounding = {key: frozenset(key & stored) for key in keys if key & stored}
-        if len(keys) == 1 and rounding:
-            builder.update_func(gv, _rounding_stores(func, rounding[next(iter(keys))]))
+        rounding = {key: frozenset(key & stored) for key in keys}
+        distinct = {params for params in rounding.values() if params}
+        if not distinct:
             continue
-        for key, params in rounding.items():
+        if len(distinct) == 1 and all(rounding.values()):
+            # Every call writes half images in the same parameters: round in place.
+            builder.update_func(global_var, _rounding_stores(func, distinct.pop()))
+            continue
+        variants = {}
+        for params in sorted(distinct, key=sorted):
             suffix = "_half_store"
-            if len(rounding) > 1:
+            if len(distinct) > 1:
                 suffix += "_" + "_".join(str(i) for i in sorted(params))
             # Fresh parameters and buffers: the copy must not share definitions with ``func``.
             variant = _rounding_stores(tvm.s_tir.renew_defs(func), params)
             if func.attrs is not None and "global_symbol" in func.attrs:
                 variant = variant.with_attr("global_symbol", name + suffix)
-            targets[(name, key)] = builder.add_func(variant, name + suffix)
+            variants[params] = builder.add_func(variant, name + suffix)
+        for key, params in rounding.items():
+            if params:
+                targets[(name, key)] = variants[params]
     rounded = builder.get()
     if not targets:
         return rounded
-    for gv, func in list(rounded.functions_items()):
+    for global_var, func in list(rounded.functions_items()):
         if isinstance(func, relax.Function):
-            rounded[gv] = _StoreRounder(rounded, targets).visit_expr(func)
-    return rounded
-    # The module's own GlobalVars carry the functions' types, which a Relax call needs.
-    targets = {key: rounded.get_global_var(gv.name_hint) for key, gv in targets.items()}
-    for gv, func in list(rounded.functions_items()):
-        if isinstance(func, relax.Function):
-            rounded[gv] = _StoreRounder(rounded, targets).visit_expr(func)
+            rounded[global_var] = _StoreRounder(rounded, targets).visit_expr(func)
     return rounded
 
 
