@@ -45,7 +45,7 @@ import json
 import pathlib
 import re
 import sys
-from typing import Dict, Iterable, List, Optional
+from typing import Dict, Iterable, List, Optional, Tuple
 
 #: The kinds of a launch, in the report's order.
 KINDS = (
@@ -146,6 +146,95 @@ def kind_of_name(name: str) -> str:
     return "other"
 
 
+_LINE_RE = re.compile(r"^\s*call\s+(\S+)\s+in:(.*?)dst:\s*(%\w+)\s*$")
+_RET_RE = re.compile(r"^\s*ret\s+(%\w+)")
+#: Kinds that only move, pad or reshape data: a layout transform that reads ``main``'s
+#: arguments through these alone is at the input, one whose result reaches ``main``'s result
+#: through them alone at the output.
+_DATA_MOVES = ("layout transform", "copy", "pad")
+#: The positions of ``transform_positions``, each a CSV column ``transforms_<position>``.
+POSITIONS = ("input", "output", "inside")
+
+
+def transform_positions(text: str, kind_of: Dict[str, str], entry: str = "main") -> Dict[str, int]:
+    """Where each layout transform that ``entry`` calls sits: ``input`` (it reads only what
+    ``entry`` was given, through data moves and VM builtins), ``output`` (its result reaches
+    ``entry``'s result through data moves and VM builtins alone, never a computing kernel) or
+    ``inside``.
+
+    Parameters
+    ----------
+    text : str
+        ``VMExecutable.as_text()`` of the compiled module.
+    kind_of : Dict[str, str]
+        The kind of every kernel-launching function ``entry`` calls (other callees are VM
+        builtins: their result is read as made of their arguments).
+
+    Returns
+    -------
+    positions : Dict[str, int]
+        Calls of layout transforms per position.
+    """
+    lines = function_code(text).get(entry, "").splitlines()
+    calls = []  # (callee, inputs, outputs) in program order
+    for line in lines:
+        ret = _RET_RE.match(line)
+        if ret:
+            calls.append(("<ret>", [ret.group(1)], []))
+            continue
+        match = _LINE_RE.match(line)
+        if not match:
+            continue
+        callee, args, dst = match.group(1), re.findall(r"%\w+", match.group(2)), match.group(3)
+        if callee in kind_of:  # destination passing: the last argument is written
+            calls.append((callee, args[:-1], args[-1:]))
+        else:
+            calls.append((callee, args, [] if dst == "%void" else [dst]))
+    writer: Dict[str, int] = {}  # register -> index of the call that last wrote it
+    sources = []  # per call, the calls that wrote its inputs
+    for index, (_, inputs, outputs) in enumerate(calls):
+        sources.append({writer[r] for r in inputs if r in writer})
+        for reg in outputs:
+            writer[reg] = index
+    readers: Dict[int, set] = {}
+    for index, found in enumerate(sources):
+        for source in found:
+            readers.setdefault(source, set()).add(index)
+
+    def moves_data(callee: str) -> bool:
+        return callee not in kind_of or kind_of[callee] in _DATA_MOVES
+
+    def from_arguments(index: int) -> bool:
+        """Whether the inputs of call ``index`` come from ``entry``'s arguments by data moves."""
+        return all(moves_data(calls[s][0]) and from_arguments(s) for s in sources[index])
+
+    def forward(index: int) -> Tuple[bool, bool]:
+        """(reaches the result, meets a computing kernel) on the paths from call ``index``."""
+        reaches = computes = False
+        for reader in readers.get(index, ()):
+            if calls[reader][0] == "<ret>":
+                reaches = True
+            elif not moves_data(calls[reader][0]):
+                computes = True
+            else:
+                more = forward(reader)
+                reaches, computes = reaches or more[0], computes or more[1]
+        return reaches, computes
+
+    positions = dict.fromkeys(POSITIONS, 0)
+    for index, (callee, _, _) in enumerate(calls):
+        if kind_of.get(callee) != "layout transform":
+            continue
+        reaches, computes = forward(index)
+        if from_arguments(index):
+            positions["input"] += 1
+        elif reaches and not computes:
+            positions["output"] += 1
+        else:
+            positions["inside"] += 1
+    return positions
+
+
 def census(text: str, opencl_source: str, kinds: Optional[Dict[str, str]] = None) -> dict:
     """The launches of one call of ``main``.
 
@@ -164,12 +253,15 @@ def census(text: str, opencl_source: str, kinds: Optional[Dict[str, str]] = None
     census : dict
         ``launches`` (kernel launches in all), ``by_kind`` (launches per kind of KINDS),
         ``runtime_copies`` (VM copy calls), ``by_name`` (launches classified by name alone,
-        not by structure) and ``functions`` (launches per called PrimFunc).
+        not by structure), ``functions`` (launches per called PrimFunc) and
+        ``layout_transforms`` (the calls of layout transforms in ``main`` by position, see
+        ``transform_positions``).
     """
     kinds = kinds or {}
     per_function = kernels_per_function(opencl_source)
     by_kind = dict.fromkeys(KINDS, 0)
     functions: Dict[str, int] = {}
+    kind_of: Dict[str, str] = {}
     copies = by_name = 0
     for callee in called_functions(text):
         if callee in RUNTIME_COPIES:
@@ -181,6 +273,7 @@ def census(text: str, opencl_source: str, kinds: Optional[Dict[str, str]] = None
         kind = kinds.get(callee)
         if kind is None:
             kind, by_name = kind_of_name(callee), by_name + launches
+        kind_of[callee] = kind
         by_kind[kind] += launches
         functions[callee] = functions.get(callee, 0) + launches
     return {
@@ -189,6 +282,7 @@ def census(text: str, opencl_source: str, kinds: Optional[Dict[str, str]] = None
         "runtime_copies": copies,
         "by_name": by_name,
         "functions": functions,
+        "layout_transforms": transform_positions(text, kind_of),
     }
 
 
@@ -381,6 +475,8 @@ def rows_of(metas: Iterable[dict]) -> List[Dict[str, object]]:
             continue
         row = {k: got.get(k, meta.get(k, "")) for k in CSV_FIELDS}
         row.update((csv_field(k), got["by_kind"].get(k, 0)) for k in KINDS)
+        positions = got.get("layout_transforms", {})
+        row.update((f"transforms_{p}", positions.get(p, "")) for p in POSITIONS)
         rows.append(row)
     return sorted(rows, key=lambda r: (str(r["model"]), str(r["config"])))
 
@@ -399,7 +495,8 @@ def main(argv=None) -> int:
         print(f"no build in {args.work / 'meta'} recorded a census: run bench/run.py build first")
         return 1
     with open(args.out, "w", newline="", encoding="utf-8") as out:
-        writer = csv.DictWriter(out, CSV_FIELDS + [csv_field(k) for k in KINDS])
+        fields = CSV_FIELDS + [csv_field(k) for k in KINDS] + [f"transforms_{p}" for p in POSITIONS]
+        writer = csv.DictWriter(out, fields)
         writer.writeheader()
         writer.writerows(rows)
     print(f"wrote {args.out}: {len(rows)} builds")

@@ -42,7 +42,8 @@ from typing import Dict, List, Optional
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
-from launch_census import KINDS, csv_field  # noqa: E402  pylint: disable=wrong-import-position
+# pylint: disable-next=wrong-import-position
+from launch_census import KINDS, POSITIONS, csv_field  # noqa: E402
 
 CONFIGS = {
     "a": "(a) texture, patched",
@@ -960,6 +961,9 @@ def launch_rows(call_rows, census, tinygrad, cost_us: float) -> List[List[str]]:
         model, config, launches = row["model"], row["config"], int(row["launches"])
         cells = [NETWORK_NAMES[model], f"({config})", str(launches)]
         cells += [row[csv_field(k)] for k in KINDS] + [row["runtime_copies"]]
+        # Censuses before 2026-12-07c do not place the layout transforms.
+        places = [row.get(f"transforms_{p}") or "?" for p in POSITIONS]
+        cells.append(" / ".join(places))
         cells += [replayed.get((model, mode), "n/a") for mode in ("cl/buffer", "cl/image2")]
         timed = project_row(call_rows, model, config)
         floor = launches * cost_us / 1e3
@@ -968,6 +972,7 @@ def launch_rows(call_rows, census, tinygrad, cost_us: float) -> List[List[str]]:
         cells.append("n/a" if math.isnan(median / floor) else f"{100 * floor / median:.0f}%")
         body.append(cells)
     header = ["network", "config", "launches"] + list(KINDS) + ["runtime copies"]
+    header += ["layout transforms at input / output / inside"]
     header += ["tinygrad kernels (buffers)", "tinygrad kernels (IMAGE=2)", "median ms"]
     return [header + ["launches x cost ms", "launches x cost / median"]] + body
 
@@ -998,7 +1003,9 @@ def section_launches(call: pathlib.Path, run: Run) -> List[str]:
         f"What one call of ``main`` launches, by kind: the launch census of the builds "
         f"(``bench/launch_census.py``, newest ``bench/results/*-launch-census.csv``: the VM "
         f"code of ``main``, the OpenCL kernels of each PrimFunc, each PrimFunc's kind from its "
-        f"blocks; *runtime copies* are the VM's copies between scopes, not kernel launches). "
+        f"blocks; *runtime copies* are the VM's copies between scopes, not kernel launches; "
+        f"the layout transforms *at input* read only ``main``'s arguments, those *at output* "
+        f"reach its result through data moves alone, the rest are *inside*). "
         f"Beside them the kernels tinygrad's JIT replays per call of the same network (newest "
         f"``bench/peers/*-tinygrad-kernels.csv``; ResNet-50 and MobileNetV2 only). *median ms* "
         f"is this call's; *launches x cost* takes {cost:.1f} us per launch, the host's enqueue "

@@ -81,6 +81,58 @@ def test_census_counts_kernels_and_copies_apart():
     assert got["by_name"] == 1  # te_layout_transform was not recorded: classified by name
 
 
+# main of a network with one layout transform at each position: the input's (after a pad of
+# the argument), one between two convs, and the output's (through a copy kernel and builtins).
+POSITIONS_TEXT = """@main:
+  call  vm.builtin.cached_static_alloc in: %vm, f[main_static_alloc], i0 dst: %9
+  call  vm.builtin.check_tensor_info in: %0, i4, c[2], c[44] dst: %void
+  call  vm.builtin.tuple_getitem in: %9, i0     dst: %1
+  call  pad              in: %0, %1     dst: %void
+  call  te_layout_transform in: %1, %2   dst: %void
+  call  fused_conv2d_add in: %2, %20, %3 dst: %void
+  call  te_layout_transform1 in: %3, %4   dst: %void
+  call  fused_conv2d1_add in: %4, %21, %5 dst: %void
+  call  te_layout_transform2 in: %5, %6   dst: %void
+  call  fused_reshape_concatenate in: %6, %7 dst: %void
+  call  vm.builtin.null_value in:              dst: %6
+  call  vm.builtin.make_tuple in: %7, %5     dst: %8
+  call  vm.builtin.tuple_getitem in: %8, i0      dst: %10
+  call  vm.builtin.match_shape in: %10, %void, i3, c[122] dst: %void
+  ret   %8
+"""
+POSITIONS_KINDS = {
+    "pad": "pad",
+    "te_layout_transform": "layout transform",
+    "te_layout_transform1": "layout transform",
+    "te_layout_transform2": "layout transform",
+    "fused_conv2d_add": "conv",
+    "fused_conv2d1_add": "conv",
+    "fused_reshape_concatenate": "copy",
+}
+
+
+def test_layout_transforms_by_position():
+    """A transform fed by main's argument through data moves is at the input, one whose result
+    reaches main's result through data moves and builtins is at the output, and one feeding a
+    conv is inside; a transform whose result also feeds a conv is inside."""
+    got = launch_census.transform_positions(POSITIONS_TEXT, POSITIONS_KINDS)
+    assert got == {"input": 1, "output": 1, "inside": 1}
+    # The output's transform now also feeds a conv: inside, whatever else reads it.
+    also_computed = POSITIONS_TEXT.replace(
+        "  call  vm.builtin.null_value in:              dst: %6\n",
+        "  call  fused_conv2d_add in: %6, %20, %11 dst: %void\n",
+    )
+    got = launch_census.transform_positions(also_computed, POSITIONS_KINDS)
+    assert got == {"input": 1, "output": 0, "inside": 2}
+    # A transform of a conv's result that nothing reads is not at the output.
+    unread = POSITIONS_TEXT.replace("make_tuple in: %7, %5", "make_tuple in: %5")
+    unread = unread.replace(
+        "fused_reshape_concatenate in: %6, %7", "fused_reshape_concatenate in: %3, %7"
+    )
+    got = launch_census.transform_positions(unread, POSITIONS_KINDS)
+    assert got == {"input": 1, "output": 0, "inside": 2}
+
+
 def test_collect_writes_one_row_per_census(tmp_path):
     """A CSV row per build with a census (the reference build has none); no census: exit 1."""
     meta = tmp_path / "work" / "meta"
@@ -137,6 +189,8 @@ def test_census_matches_the_runtime_counters():
     assert got["by_name"] == 0
     by_kind = {k: n for k, n in got["by_kind"].items() if n}
     assert by_kind == EXPECTED_SMALL_NETWORK, list(got["functions"])
+    # The input's and the weights' transforms read only main's arguments.
+    assert got["layout_transforms"] == {"input": 4, "output": 0, "inside": 0}
 
     if not tvm.runtime.enabled("opencl") or not tvm.opencl(0).exist:
         pytest.skip("no OpenCL device: the census's kinds were checked, not its counts")
