@@ -44,6 +44,9 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import conv_schedules  # noqa: E402  pylint: disable=wrong-import-position
 
+#: The columns of a layer (a ``models.LAYERS`` tuple) in this script's CSV.
+LAYER_FIELDS = ("cin", "cout", "k", "stride", "groups", "hw")
+
 
 def layer_gflop(layer) -> float:
     """GFLOP of one image through ``layer`` (the direct convolution's, as ``conv_schedules``)."""
@@ -107,7 +110,7 @@ def cmd_time(args) -> int:
         layers = sorted({tuple(case["layer"]) for case in json.load(f)}, key=str)
     rows = []
     for layer in layers:
-        row = dict(zip(("cin", "cout", "k", "stride", "groups", "hw"), layer))
+        row = dict(zip(LAYER_FIELDS, layer))
         row["gflop"] = round(layer_gflop(layer), 6)
         try:
             row.update(
@@ -135,10 +138,7 @@ def cmd_time(args) -> int:
 def cmd_compare(args) -> int:
     """Print ours (untuned, back-to-back) beside cuDNN's CUDA-graph time, as shares of the peak."""
     with open(args.cudnn, encoding="utf-8") as f:
-        vendor = {
-            tuple(int(r[key]) for key in ("cin", "cout", "k", "stride", "groups", "hw")): r
-            for r in csv.DictReader(f)
-        }
+        vendor = {tuple(int(r[key]) for key in LAYER_FIELDS): r for r in csv.DictReader(f)}
     with open(args.conv, encoding="utf-8") as f:
         ours = [r for r in csv.DictReader(f) if r.get("label") == args.label]
     writer = csv.writer(sys.stdout)

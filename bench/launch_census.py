@@ -152,8 +152,9 @@ _RET_RE = re.compile(r"^\s*ret\s+(%\w+)")
 #: arguments through these alone is at the input, one whose result reaches ``main``'s result
 #: through them alone at the output.
 _DATA_MOVES = ("layout transform", "copy", "pad")
-#: The positions of ``transform_positions``, each a CSV column ``transforms_<position>``.
+#: The positions of ``transform_positions`` and the CSV column of each.
 POSITIONS = ("input", "output", "inside")
+POSITION_FIELDS = {position: f"transforms_{position}" for position in POSITIONS}
 
 
 def transform_positions(text: str, kind_of: Dict[str, str], entry: str = "main") -> Dict[str, int]:
@@ -225,13 +226,11 @@ def transform_positions(text: str, kind_of: Dict[str, str], entry: str = "main")
     for index, (callee, _, _) in enumerate(calls):
         if kind_of.get(callee) != "layout transform":
             continue
-        reaches, computes = forward(index)
         if from_arguments(index):
             positions["input"] += 1
-        elif reaches and not computes:
-            positions["output"] += 1
-        else:
-            positions["inside"] += 1
+            continue
+        reaches, computes = forward(index)
+        positions["output" if reaches and not computes else "inside"] += 1
     return positions
 
 
@@ -476,7 +475,7 @@ def rows_of(metas: Iterable[dict]) -> List[Dict[str, object]]:
         row = {k: got.get(k, meta.get(k, "")) for k in CSV_FIELDS}
         row.update((csv_field(k), got["by_kind"].get(k, 0)) for k in KINDS)
         positions = got.get("layout_transforms", {})
-        row.update((f"transforms_{p}", positions.get(p, "")) for p in POSITIONS)
+        row.update((field, positions.get(p, "")) for p, field in POSITION_FIELDS.items())
         rows.append(row)
     return sorted(rows, key=lambda r: (str(r["model"]), str(r["config"])))
 
@@ -495,7 +494,7 @@ def main(argv=None) -> int:
         print(f"no build in {args.work / 'meta'} recorded a census: run bench/run.py build first")
         return 1
     with open(args.out, "w", newline="", encoding="utf-8") as out:
-        fields = CSV_FIELDS + [csv_field(k) for k in KINDS] + [f"transforms_{p}" for p in POSITIONS]
+        fields = CSV_FIELDS + [csv_field(k) for k in KINDS] + list(POSITION_FIELDS.values())
         writer = csv.DictWriter(out, fields)
         writer.writeheader()
         writer.writerows(rows)

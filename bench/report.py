@@ -43,7 +43,7 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
 # pylint: disable-next=wrong-import-position
-from launch_census import KINDS, POSITIONS, csv_field  # noqa: E402
+from launch_census import KINDS, POSITION_FIELDS, csv_field  # noqa: E402
 
 CONFIGS = {
     "a": "(a) texture, patched",
@@ -962,7 +962,7 @@ def launch_rows(call_rows, census, tinygrad, cost_us: float) -> List[List[str]]:
         cells = [NETWORK_NAMES[model], f"({config})", str(launches)]
         cells += [row[csv_field(k)] for k in KINDS] + [row["runtime_copies"]]
         # Censuses before 2026-12-07c do not place the layout transforms.
-        places = [row.get(f"transforms_{p}") or "?" for p in POSITIONS]
+        places = [row.get(field) or "?" for field in POSITION_FIELDS.values()]
         cells.append(" / ".join(places))
         cells += [replayed.get((model, mode), "n/a") for mode in ("cl/buffer", "cl/image2")]
         timed = project_row(call_rows, model, config)
