@@ -88,6 +88,23 @@ VARIANTS = {
     "unroll_window_waves_4_2": {"Conv2dConfig": {"unroll_window": True, "occupancy_waves": (4, 2)}},
     "unroll_window_guard_off": {"Conv2dConfig": {"unroll_window": True, "occupancy_waves": ()}},
     "unroll_window_threads_64": {"Conv2dConfig": {"unroll_window": True, "threads": 64}},
+    "guard_off_unsplit": {"Conv2dConfig": {"occupancy_waves": (), "split_k": 1}},
+    # Work groups of whole rows staging each step's input (and weights) in local memory; split-K
+    # takes a layer first unless it is off (_unsplit).
+    **{
+        f"staged_{rows}{weights}{guard}{unsplit}": {
+            "Conv2dConfig": {
+                "shared_rows": rows,
+                "shared_weights": bool(weights),
+                **({"occupancy_waves": ()} if guard else {}),
+                **({"split_k": 1} if unsplit else {}),
+            }
+        }
+        for rows in (1, 2, 4)
+        for weights in ("", "_weights")
+        for guard in ("", "_guard_off")
+        for unsplit in ("", "_unsplit")
+    },
     # Not knobs: the opt-in TIR pass TextureBorderPadding, and the weights in textures (every
     # conv kind).
     "texture_border_padding": {"required_pass": "TextureBorderPadding"},

@@ -21,7 +21,8 @@ occupancy guard when the layer has few work items, reads the input row under the
 kernel row (a sliding window) and computes the input padding inside the conv's read. Each case
 runs with the default knobs (small test shapes: the guard shrinks the tile to one pixel), with
 the largest tile and the guard off, with a tile of odd columns, never and most split across
-threads (split-K, for deep layers with few outputs), and must equal the float32
+threads (split-K, for deep layers with few outputs), with work groups that stage the input
+(and the weights) of each step in local memory, and must equal the float32
 LLVM build on fresh random inputs; the padded input must not be written by a kernel of its own.
 """
 
@@ -87,6 +88,18 @@ TILES = {
     ),
     "one_pixel": rule_config.Conv2dConfig(channel_blocks=1, columns=1, split_k=1),
     "split_k_16": rule_config.Conv2dConfig(split_k=16, split_k_waves=16, unroll_window=True),
+    # Work groups of whole rows staging each step's input in local memory, never split; and
+    # with the weights staged too, a 3-column tile, the guard off.
+    "staged_input": rule_config.Conv2dConfig(shared_rows=2, split_k=1),
+    "staged_weights": rule_config.Conv2dConfig(
+        channel_blocks=2,
+        columns=3,
+        pointwise_columns=3,
+        occupancy_waves=(),
+        shared_rows=4,
+        shared_weights=True,
+        split_k=1,
+    ),
 }
 
 

@@ -27,8 +27,8 @@ import tvm
 import tvm.testing
 from tvm import relax, tirx
 from tvm.s_tir import dlight as dl
-from tvm.s_tir.dlight.adreno.config import Conv2dConfig
-from tvm.s_tir.dlight.adreno.convolution import conv_tile, split_k_ways
+from tvm.s_tir.dlight.adreno.config import Conv2dConfig, DepthwisePointwiseConfig
+from tvm.s_tir.dlight.adreno.convolution import conv_tile, shared_tile_group, split_k_ways
 
 from adreno_schedule_testing import (
     alloc_scopes,
@@ -238,6 +238,75 @@ def test_well_occupied_layer_is_not_split():
     scheduled = _schedule(func)
     assert "threadIdx.y" not in thread_extents(scheduled)
     assert "shared" not in alloc_scopes(scheduled)
+
+
+@pytest.mark.parametrize(
+    "channel_tiles, height, width_tiles, knobs, group",
+    [
+        # ResNet-50's 3x3 64 -> 64 on 56x56 at 2 blocks x 2 columns: 2 rows of 28 items, then
+        # 2 of the 8 channel tiles fill 112 of the 128 threads.
+        (8, 56, 28, {"shared_rows": 2}, (2, 2)),
+        # 4 rows of 28 leave room for one channel tile.
+        (8, 56, 28, {"shared_rows": 4}, (1, 4)),
+        # The rows divide the height: of 7 rows a group takes 1, and 8 channel tiles.
+        (16, 7, 14, {"shared_rows": 4}, (8, 1)),
+        (16, 14, 14, {"shared_rows": 4}, (4, 2)),
+        (3, 14, 7, {"shared_rows": 4}, (1, 2)),
+        # Off, and a row wider than a work group.
+        (8, 56, 28, {"shared_rows": 0}, None),
+        (8, 224, 224, {"shared_rows": 1}, None),
+    ],
+)
+def test_shared_tile_group(channel_tiles, height, width_tiles, knobs, group):
+    assert shared_tile_group(channel_tiles, height, width_tiles, _config(**knobs)) == group
+
+
+def _staged_names(func):
+    return sorted(name for name in block_names(func) if name.endswith("_shared"))
+
+
+@pytest.mark.parametrize("shared_weights", [False, True])
+def test_staged_schedule_copies_each_step_into_shared_memory(shared_weights):
+    """3x3 64 -> 64 on 56x56 at Adreno's tile (2 blocks x 2 columns): work groups of 2 channel
+    tiles x 2 rows x 28 items; the padded input rows under a group (and with
+    ``shared_weights`` the weights of its channel tiles) are copied into shared memory a texel
+    per thread, and each thread's row segments and weights are read from there."""
+    config = dataclasses.replace(
+        Conv2dConfig.from_target(TARGET), shared_rows=2, shared_weights=shared_weights
+    )
+    func = _schedule(only(fused_prim_funcs((1, 16, 56, 56, 4), (16, 64, 3, 3, 4))), config)
+    assert thread_extents(func) == {"blockIdx.x": 112, "threadIdx.x": 112}
+    assert "shared" in alloc_scopes(func)
+    assert _staged_names(func) == (
+        ["conv2d_data_pad_shared", "w_shared"] if shared_weights else ["conv2d_data_pad_shared"]
+    )
+    assert vectorized_extents(func).count(4) == len(vectorized_extents(func))
+    assert not [name for name in block_names(func) if name.endswith("pad")]
+
+
+def test_staging_past_the_local_memory_bound_is_the_plain_schedule():
+    """The 3x3 layer's group of 2 rows stages 4 padded input rows of 58 texels (3712 bytes),
+    and with its weights 2304 bytes more: under a bound of 4096 bytes the input alone is
+    staged, the input and the weights are not, and the layer gets the plain schedule."""
+    func = only(fused_prim_funcs((1, 16, 56, 56, 4), (16, 64, 3, 3, 4)))
+    adreno = Conv2dConfig.from_target(TARGET)
+    plain = _schedule(func, adreno)
+    bounded = dataclasses.replace(adreno, shared_rows=2, shared_bytes=4096)
+    assert _staged_names(_schedule(func, bounded)) == ["conv2d_data_pad_shared"]
+    past = _schedule(func, dataclasses.replace(bounded, shared_weights=True))
+    tvm.ir.assert_structural_equal(past, plain)
+
+
+def test_split_layer_is_not_staged():
+    """Split-K takes the deep small layers first: staging does not change their schedule."""
+    func = only(fused_prim_funcs((1, 16, 7, 7, 4), (8, 64, 3, 3, 4)))
+    split = _schedule(func)
+    tvm.ir.assert_structural_equal(_schedule(func, _config(shared_rows=4)), split)
+
+
+def test_depthwise_pointwise_config_does_not_stage():
+    assert DepthwisePointwiseConfig.choices()["shared_rows"] == (0,)
+    assert DepthwisePointwiseConfig.choices()["shared_weights"] == (False,)
 
 
 @pytest.mark.parametrize(

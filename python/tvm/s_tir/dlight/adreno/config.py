@@ -254,6 +254,18 @@ class Conv2dConfig(RuleConfig):
     unroll_window_limit : int
         Most float4 multiply-adds an unrolled step may hold (taps x 4 input channels x the
         tile): a larger window stays rolled whatever ``unroll_window`` says.
+    shared_rows : int
+        0: every work item reads its input and weights from memory itself. ``R``: a work group
+        covers up to ``R`` whole output rows of a few output channel tiles, and per step of 4
+        input channels its threads copy the input rows under them into local memory together,
+        and each thread reads its tile's input from there
+        (:func:`~.convolution.shared_tile_group`).
+    shared_weights : bool
+        With ``shared_rows``: the threads copy the step's weights of the group's channel tiles
+        into local memory too.
+    shared_bytes : int
+        Most bytes of local memory such a work group may stage; a layer whose rows need more
+        is scheduled without staging.
     """
 
     THREAD_KNOBS: ClassVar[Tuple[str, ...]] = ("threads",)
@@ -350,6 +362,27 @@ class Conv2dConfig(RuleConfig):
         "every 3x3 tile of the space; a larger window stays rolled. A bound on the other "
         "knobs, not a search knob",
     )
+    shared_rows: int = knob(
+        0,
+        (0, 1, 2, 4),
+        "off: MNN's image convolutions and TFLite GPU's generic convolution on Adreno read "
+        "the input and the weights from memory in each work item, the texture cache serving "
+        "the items that share them; staging costs a barrier per step. The variant is the one "
+        "the fastest engines use where a layer cannot fill a larger GPU (TFLite GPU stages "
+        "the weights in local memory on NVIDIA); the tuner decides per workload",
+    )
+    shared_weights: bool = knob(
+        False,
+        (False, True),
+        "off with shared_rows off; on a device where the tuner turns staging on, it tries the "
+        "weights staged too",
+    )
+    shared_bytes: int = knob(
+        16384,
+        (16384,),
+        "half the 32 KiB of local memory an Adreno 6xx or 7xx compute unit reports, so that "
+        "two work groups fit on one. A bound on the other knobs, not a search knob",
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -380,6 +413,13 @@ class DepthwisePointwiseConfig(Conv2dConfig):
         "workloads of MobileNetV2, BlazeFace and palm detection, by up to 36%: the tuner "
         "decides per workload",
     )
+    shared_rows: int = knob(
+        0,
+        (0,),
+        "the depthwise result of a step has its own staging (share_depthwise); the 1x1 "
+        "convolution's input is not staged again",
+    )
+    shared_weights: bool = knob(False, (False,), "only with shared_rows")
 
 
 @dataclasses.dataclass(frozen=True)
