@@ -367,9 +367,11 @@ class Conv2dConfig(RuleConfig):
         (0, 1, 2, 4),
         "off: MNN's image convolutions and TFLite GPU's generic convolution on Adreno read "
         "the input and the weights from memory in each work item, the texture cache serving "
-        "the items that share them; staging costs a barrier per step. The variant is the one "
-        "the fastest engines use where a layer cannot fill a larger GPU (TFLite GPU stages "
-        "the weights in local memory on NVIDIA); the tuner decides per workload",
+        "the items that share them; staging costs a barrier per step. On a desktop GPU "
+        "(TFLite GPU stages the weights in local memory there) staged 1x1 layers took up to "
+        "18% less (64 -> 256 on 56x56: 11.3 us against 13.8), the 3x3 layers within 2% of "
+        "their best unstaged tile, and a one-pixel tile staged 1.5x as long: the tuner "
+        "decides per workload",
     )
     shared_weights: bool = knob(
         False,
