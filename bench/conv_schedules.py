@@ -105,6 +105,21 @@ VARIANTS = {
         for guard in ("", "_guard_off")
         for unsplit in ("", "_unsplit")
     },
+    # Larger register tiles over the staged rows (2 rows, weights staged, never split).
+    **{
+        f"staged_2_weights_tile_{blocks}x{columns}": {
+            "Conv2dConfig": {
+                "shared_rows": 2,
+                "shared_weights": True,
+                "channel_blocks": blocks,
+                "columns": columns,
+                "pointwise_columns": columns,
+                "occupancy_waves": (),
+                "split_k": 1,
+            }
+        }
+        for blocks, columns in ((1, 4), (2, 4), (4, 2), (4, 4))
+    },
     # Not knobs: the opt-in TIR pass TextureBorderPadding, and the weights in textures (every
     # conv kind).
     "texture_border_padding": {"required_pass": "TextureBorderPadding"},

@@ -37,9 +37,11 @@ from tvm.s_tir.dlight.adreno import convolution as conv_rule
 import texture_testing as tt
 
 
-def _conv(channels, out_channels, size, kernel=3, stride=1, epilogue=False, residual=False):
+def _conv(
+    channels, out_channels, size, kernel=3, stride=1, epilogue=False, residual=False, batch=1
+):
     def network(net):
-        x = net.input((1, channels, size, size))
+        x = net.input((batch, channels, size, size))
         y = net.conv2d(x, out_channels, kernel, stride)
         y = net.emit(relax.op.nn.relu(net.bias(y))) if epilogue else y
         return net.emit(relax.op.add(y, x)) if residual else y
@@ -57,6 +59,8 @@ CASES = {
     "3x3_stride2_16_32_15x15": tt.Case(_conv(16, 32, 15, stride=2)),
     # The image stem: 3 channels padded to 4, 7x7 stride 2 with padding 3.
     "stem_7x7_stride2_3_32": tt.Case(_conv(3, 32, 20, kernel=7, stride=2)),
+    # Two images: a work group of whole rows stays within one image.
+    "3x3_batch2_8_16_6x6": tt.Case(_conv(8, 16, 6, batch=2)),
     # Bias and ReLU fused into the conv kernel.
     "3x3_bias_relu_8_48": tt.Case(_conv(8, 48, 9, epilogue=True)),
     # A 1x1 conv (no padding block) whose input also feeds the fused residual add.
