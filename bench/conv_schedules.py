@@ -105,6 +105,21 @@ VARIANTS = {
         for guard in ("", "_guard_off")
         for unsplit in ("", "_unsplit")
     },
+    # Split-K with each step's weights staged (and the same splits unstaged).
+    "guard_off_split_16": {
+        "Conv2dConfig": {"occupancy_waves": (), "split_k": 16, "split_k_waves": 16}
+    },
+    **{
+        f"split_weights{guard}{most}": {
+            "Conv2dConfig": {
+                "shared_weights": True,
+                **({"occupancy_waves": ()} if guard else {}),
+                **({"split_k": 16, "split_k_waves": 16} if most else {}),
+            }
+        }
+        for guard in ("", "_guard_off")
+        for most in ("", "_16")
+    },
     # Larger register tiles over the staged rows (2 rows, weights staged, never split).
     **{
         f"staged_2_weights_tile_{blocks}x{columns}": {

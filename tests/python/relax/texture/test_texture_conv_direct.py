@@ -22,7 +22,7 @@ kernel row (a sliding window) and computes the input padding inside the conv's r
 runs with the default knobs (small test shapes: the guard shrinks the tile to one pixel), with
 the largest tile and the guard off, with a tile of odd columns, never and most split across
 threads (split-K, for deep layers with few outputs), with work groups that stage the input
-(and the weights) of each step in local memory, and must equal the float32
+(and the weights) of each step in local memory, split or not, and must equal the float32
 LLVM build on fresh random inputs; the padded input must not be written by a kernel of its own.
 """
 
@@ -103,6 +103,10 @@ TILES = {
         shared_rows=4,
         shared_weights=True,
         split_k=1,
+    ),
+    # The most split, each step's weights staged by the whole work group.
+    "split_k_16_staged_weights": rule_config.Conv2dConfig(
+        split_k=16, split_k_waves=16, shared_weights=True
     ),
 }
 

@@ -304,6 +304,20 @@ def test_split_layer_is_not_staged():
     tvm.ir.assert_structural_equal(_schedule(func, _config(shared_rows=4)), split)
 
 
+def test_split_k_stages_the_weights_when_asked():
+    """The deep small layer split 8 ways: with ``shared_weights`` the work group's 8 x 7
+    threads copy each step's weights of the 8 parts (adjacent channel blocks) into shared
+    memory; past ``shared_bytes`` (1 block x 8 parts x 4 channels x 9 taps x 4 lanes x 4 bytes
+    = 4608) the split schedule is as without staging."""
+    func = only(fused_prim_funcs((1, 16, 7, 7, 4), (8, 64, 3, 3, 4)))
+    split = _schedule(func)
+    staged = _schedule(func, _config(shared_weights=True))
+    assert thread_extents(staged) == thread_extents(split)
+    assert _staged_names(staged) == ["w_shared"]
+    bounded = _schedule(func, _config(shared_weights=True, shared_bytes=4607))
+    tvm.ir.assert_structural_equal(bounded, split)
+
+
 def test_depthwise_pointwise_config_does_not_stage():
     assert DepthwisePointwiseConfig.choices()["shared_rows"] == (0,)
     assert DepthwisePointwiseConfig.choices()["shared_weights"] == (False,)

@@ -261,8 +261,9 @@ class Conv2dConfig(RuleConfig):
         and each thread reads its tile's input from there
         (:func:`~.convolution.shared_tile_group`).
     shared_weights : bool
-        With ``shared_rows``: the threads copy the step's weights of the group's channel tiles
-        into local memory too.
+        The threads of a work group copy each step's weights into local memory: with
+        ``shared_rows`` those of the group's channel tiles, in the split-K schedule those of
+        its parts.
     shared_bytes : int
         Most bytes of local memory such a work group may stage; a layer whose rows need more
         is scheduled without staging.
@@ -376,7 +377,7 @@ class Conv2dConfig(RuleConfig):
     shared_weights: bool = knob(
         False,
         (False, True),
-        "off with shared_rows off. On a desktop GPU the weights were what staging saved: the "
+        "off, as shared_rows. On a desktop GPU the weights were what staging saved: the "
         "64-channel 3x3 layer at 2 blocks x 2 columns took 26.8 us with them staged, 86.1 "
         "with the input rows alone and 66.5 unstaged",
     )
