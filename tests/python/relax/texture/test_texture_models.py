@@ -279,6 +279,8 @@ class Model:
     half_storage_unfit: {output index: why}: outputs that float16 texture storage cannot give
         within any useful bound (ill-conditioned heads, where float32 rounding alone moves them
         by a visible share of their scale); their error is printed, not checked.
+    half_storage_tolerance: ``tolerance`` under float16 texture storage for the outputs it
+        names, where a draw needed more than ``HALF_STORAGE_TOLERANCE``.
     """
 
     name: str
@@ -292,6 +294,7 @@ class Model:
     output_tolerance: Dict[int, Tuple[float, float]] = dataclasses.field(default_factory=dict)
     output_splits: Dict[int, Tuple[int, Tuple[int, ...]]] = dataclasses.field(default_factory=dict)
     half_storage_unfit: Dict[int, str] = dataclasses.field(default_factory=dict)
+    half_storage_tolerance: Dict[int, Tuple[float, float]] = dataclasses.field(default_factory=dict)
 
 
 # Float16 texture storage (HalfTextureStorage): every tensor written to an image is rounded to
@@ -450,6 +453,10 @@ MODELS = [
             2: "segmentation logits: cancellation in the head amplifies half "
             "rounding to 0.6 of the scale"
         },
+        # The landmarks under half storage: one draw (a CI run on PoCL, 2026-12-07) moved 2% of
+        # them by up to 5.6e-2 of their scale (10.5 of 189), where earlier draws stayed within
+        # HALF_STORAGE_TOLERANCE; the bound is about three times that draw's need.
+        half_storage_tolerance={0: (4e-2, 1.5e-1)},
         min_texture_calls=102,
         slow=True,
     ),
@@ -799,9 +806,16 @@ def test_model_on_half_texture_storage(model: Model, rng):
         model,
         tolerance=HALF_STORAGE_TOLERANCE,
         output_tolerance={
-            kept.index(i): tuple(max(a, b) for a, b in zip(tol, HALF_STORAGE_TOLERANCE))
-            for i, tol in model.output_tolerance.items()
-            if i in kept
+            kept.index(i): tuple(
+                max(bounds)
+                for bounds in zip(
+                    model.output_tolerance.get(i, model.tolerance),
+                    HALF_STORAGE_TOLERANCE,
+                    model.half_storage_tolerance.get(i, (0.0, 0.0)),
+                )
+            )
+            for i in kept
+            if i in model.output_tolerance or i in model.half_storage_tolerance
         },
     )
     right = False
