@@ -30,8 +30,8 @@ re-layout) with its arguments' shapes, dtypes and memory scopes. ``--variants`` 
 Adreno layers once per entry of ``VARIANTS`` (knob overrides of the rule configs); ``--batch``
 gives every layer that many images (1: the networks' batch), to see how a kernel's throughput
 grows when the layer has more work items than one image gives it; ``--groups`` builds only the
-ungrouped (``dense``) or the depthwise (``grouped``) layers; ``--grid`` adds a variant per
-combination of knob values.
+ungrouped (``dense``) or the depthwise (``grouped``) layers, ``--kernel 3`` only those of one
+kernel size; ``--grid`` adds a variant per combination of knob values.
 
 Device (runtime only, the bundle of ``run.py bundle`` on PYTHONPATH):
 
@@ -293,6 +293,8 @@ def cmd_build(args) -> int:
     for layer in models.tiny_layers() if args.tiny else models.LAYERS:
         if args.groups != "all" and (layer[4] > 1) != (args.groups == "grouped"):
             continue
+        if args.kernel and layer[2] != args.kernel:
+            continue
         mod, _ = models.single_conv(*layer, batch=args.batch)
         mod["main"] = mod["main"].with_attr("num_input", 1)
         for variant in variants:
@@ -518,6 +520,9 @@ def main() -> int:
         choices=("all", "dense", "grouped"),
         default="all",
         help="the layers to build: all, the ungrouped ones or the depthwise ones (default all)",
+    )
+    build.add_argument(
+        "--kernel", type=int, default=0, help="only the layers of this kernel size (e.g. 3)"
     )
     device = sub.add_parser("device")
     device.add_argument("--bundle", type=pathlib.Path, required=True)
