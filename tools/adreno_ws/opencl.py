@@ -147,6 +147,16 @@ def devices() -> list[str] | None:
     return [f"{pname} / {dname}" for _, pname, _, dname in device_handles(lib)]
 
 
+
+def select_devices(listed, select: str):
+    """The entries of ``listed`` (``device_handles``) that ``select`` picks, as the TVM runtime
+    reads ``TVM_OPENCL_DEVICE``: a case-insensitive substring of a platform name selects that
+    platform's devices; only when it names no platform are device names matched ("intel" is
+    Intel's platform, though PoCL's CPU device is named "...Intel(R) Xeon(R)...")."""
+    wanted = select.lower()
+    by_platform = [d for d in listed if wanted in d[1].lower()]
+    return by_platform or [d for d in listed if wanted in d[3].lower()]
+
 class Context:
     """A context and a command queue on one device: just enough of the OpenCL C API to build
     kernels from source and time them with event profiling (``bench/clbench.py``).
@@ -173,7 +183,7 @@ class Context:
         listed = device_handles(lib)
         if not listed:
             raise RuntimeError("no OpenCL platform with a device (clGetPlatformIDs found none)")
-        chosen = [d for d in listed if select.lower() in f"{d[1]} {d[3]}".lower()]
+        chosen = select_devices(listed, select)
         if not chosen:
             raise RuntimeError(f"no OpenCL device matches {select!r}")
         self.platform, _, self.device, _ = chosen[0]

@@ -29,12 +29,28 @@ def test_devices_are_the_enumerated_handles(listed):
         assert platform and device and pname != "?" and dname != "?", (pname, dname)
 
 
+def test_selection_prefers_a_platform_name():
+    """A selection naming a platform takes that platform's devices only, though a device of
+    another platform is named after the CPU it runs on; one naming no platform matches device
+    names, case-insensitively."""
+    pocl = (1, "Portable Computing Language", 11, "pthread-skylake-avx512-Intel(R) Xeon(R)")
+    intel = (2, "Intel(R) OpenCL", 21, "Intel(R) Xeon(R) Processor")
+    nvidia = (3, "NVIDIA CUDA", 31, "NVIDIA H100 80GB HBM3")
+    listed = [pocl, intel, nvidia]
+    assert opencl.select_devices(listed, "intel") == [intel]
+    assert opencl.select_devices(listed, "portable") == [pocl]
+    assert opencl.select_devices(listed, "xeon") == [pocl, intel]
+    assert opencl.select_devices(listed, "h100") == [nvidia]
+    assert opencl.select_devices(listed, "") == listed
+    assert not opencl.select_devices(listed, "adreno")
+
+
 def test_context_opens_the_enumerated_device(listed):
-    """``Context`` opens the first enumerated device whose platform or name contains the
-    selection, and refuses a selection that matches none in one line."""
+    """``Context`` opens the first device of ``select_devices`` (here by a device name no
+    platform carries), and refuses a selection that matches none in one line."""
     dname = listed[-1][3]
     ctx = opencl.Context(dname)
-    first = next(d for d in listed if dname.lower() in f"{d[1]} {d[3]}".lower())
+    first = next(d for d in listed if dname.lower() in d[3].lower())
     assert (ctx.platform, ctx.device) == (first[0], first[2])
     assert ctx.device_string(opencl.CL_DEVICE_NAME) == first[3]
     assert ctx.platform_string(opencl.CL_PLATFORM_NAME) == first[1]
@@ -66,8 +82,9 @@ def test_clbench_describes_through_the_binding(listed, monkeypatch):
     import clbench  # pylint: disable=import-outside-toplevel
 
     assert clbench.opencl is opencl
-    _, pname, _, dname = listed[-1]
-    facts = clbench.describe(f"{pname} {dname}")
+    pname = listed[-1][1]
+    dname = next(d[3] for d in listed if d[1] == pname)  # the platform's first device
+    facts = clbench.describe(pname)
     assert (facts["platform"], facts["device"]) == (pname, dname)
     assert facts["compute_units"] > 0 and isinstance(facts["cl_khr_fp16"], bool)
 

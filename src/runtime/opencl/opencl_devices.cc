@@ -194,7 +194,10 @@ void Platforms::Init() {
 
     const char* filter_env = std::getenv("TVM_OPENCL_DEVICE");
     std::string filter = filter_env ? Lower(filter_env) : "";
-    std::vector<std::unique_ptr<DeviceEntry>> found;
+    // A filter that names a platform selects that platform's devices; only when it names none
+    // are device names matched ("intel" is Intel's platform, though PoCL's CPU device name
+    // carries "Intel(R) Xeon(R)" too).
+    std::vector<std::unique_ptr<DeviceEntry>> by_platform, by_device;
     std::vector<std::string> present;
     for (cl_platform_id p : platforms) {
       cl_uint num_devices = 0;
@@ -213,10 +216,9 @@ void Platforms::Init() {
         e->platform_version = PlatformString(p, CL_PLATFORM_VERSION);
         e->device_name = DeviceString(d, CL_DEVICE_NAME);
         present.push_back(e->Describe());
-        if (!filter.empty() && Lower(e->platform_name).find(filter) == std::string::npos &&
-            Lower(e->device_name).find(filter) == std::string::npos) {
-          continue;
-        }
+        bool platform_match = Lower(e->platform_name).find(filter) != std::string::npos;
+        bool device_match = Lower(e->device_name).find(filter) != std::string::npos;
+        if (!platform_match && !device_match) continue;
         e->device_version = DeviceString(d, CL_DEVICE_VERSION);
         e->driver_version = DeviceString(d, CL_DRIVER_VERSION);
         e->extensions = DeviceString(d, CL_DEVICE_EXTENSIONS);
@@ -245,9 +247,11 @@ void Platforms::Init() {
           DeviceValue(d, CL_DEVICE_IMAGE2D_MAX_HEIGHT, &e->image2d_max_height);
           DeviceValue(d, CL_DEVICE_IMAGE_MAX_ARRAY_SIZE, &e->image_max_array_size);
         }
-        found.push_back(std::move(e));
+        (platform_match ? by_platform : by_device).push_back(std::move(e));
       }
     }
+    std::vector<std::unique_ptr<DeviceEntry>> found =
+        by_platform.empty() ? std::move(by_device) : std::move(by_platform);
     std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
       return TypeRank(a->type) < TypeRank(b->type);
     });

@@ -102,6 +102,38 @@ def test_unmatched_selection_lists_the_devices_present(dev):
     assert dev.device_name in why, why
 
 
+_LIST_DEVICES = (
+    "import tvm\n"
+    "text = tvm.get_global_func('runtime.opencl.device_string')\n"
+    "for i in range(64):\n"
+    "    if tvm.opencl(i).exist:\n"
+    "        print('DEV:' + text(i, 'platform') + '|' + text(i, 'name'))\n"
+)
+
+
+def _selected(selection):
+    """``(platform, device)`` of every device the runtime enumerates under ``selection``."""
+    proc = run_python(["-c", _LIST_DEVICES], {"TVM_OPENCL_DEVICE": selection})
+    lines = [line[len("DEV:") :] for line in proc.stdout.splitlines() if line.startswith("DEV:")]
+    return [tuple(line.split("|", 1)) for line in lines]
+
+
+def test_selection_naming_a_platform_takes_only_its_devices(dev):
+    """A ``TVM_OPENCL_DEVICE`` that names a platform selects that platform's devices alone,
+    though another platform's device name may contain it too (PoCL's CPU device is named
+    after the Intel Xeon it runs on, and "intel" must select Intel's platform); a selection
+    that names no platform matches device names."""
+    every = _selected(None)
+    assert dev.device_name in [name for _, name in every]
+    for platform in sorted({platform for platform, _ in every}):
+        word = platform.split()[0]
+        named = {p for p, _ in every if word.lower() in p.lower()}
+        assert {p for p, _ in _selected(word)} == named, (word, every)
+    device_word = dev.device_name.split()[-1]
+    if not any(device_word.lower() in p.lower() for p, _ in every):
+        assert dev.device_name in [name for _, name in _selected(device_word)]
+
+
 # Widths 5, 7, 13 are not multiples of any pitch alignment; rank 3 to 5.
 ROUND_TRIP_SHAPES = [(1, 2, 3, 5, 4), (2, 7, 4), (3, 1, 13, 4), (1, 1, 1, 4), (2, 3, 2, 7, 4)]
 
