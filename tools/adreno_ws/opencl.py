@@ -147,7 +147,6 @@ def devices() -> list[str] | None:
     return [f"{pname} / {dname}" for _, pname, _, dname in device_handles(lib)]
 
 
-
 def select_devices(listed, select: str):
     """The entries of ``listed`` (``device_handles``) that ``select`` picks, as the TVM runtime
     reads ``TVM_OPENCL_DEVICE``: a case-insensitive substring of a platform name selects that
@@ -156,6 +155,7 @@ def select_devices(listed, select: str):
     wanted = select.lower()
     by_platform = [d for d in listed if wanted in d[1].lower()]
     return by_platform or [d for d in listed if wanted in d[3].lower()]
+
 
 class Context:
     """A context and a command queue on one device: just enough of the OpenCL C API to build
