@@ -120,6 +120,19 @@ VARIANTS = {
         for guard in ("", "_guard_off")
         for most in ("", "_16")
     },
+    # Tiles of several output rows, split-K with the weights staged, the guard off.
+    **{
+        f"rows_{rows}_split_weights{most}": {
+            "Conv2dConfig": {
+                "tile_rows": rows,
+                "shared_weights": True,
+                "occupancy_waves": (),
+                **({"split_k": 16, "split_k_waves": 16} if most else {}),
+            }
+        }
+        for rows in (2, 4)
+        for most in ("", "_16")
+    },
     # Larger register tiles over the staged rows (2 rows, weights staged, never split).
     **{
         f"staged_2_weights_tile_{blocks}x{columns}": {

@@ -45,7 +45,11 @@ CONV=${CONV_BUNDLE:-build/conv/bundle}
 if [ -f "$CONV/cases-a.json" ]; then
   # tune_box.sh installed the runtime under /tmp/tune/bundle/site and registered the driver.
   [ -d /tmp/vendors ] && export OCL_ICD_VENDORS=/tmp/vendors
-  PYTHONPATH=/tmp/tune/bundle/site TVM_USE_RUNTIME_LIB=1 \
+  # CONV_PROGRAMS=1: the conv run's program cache (NVIDIA's PTX) comes back as programs.tgz
+  # for bench/conv_programs.py.
+  PROGRAMS=()
+  [ "${CONV_PROGRAMS:-0}" = 1 ] && PROGRAMS=("TVM_OPENCL_CACHE_DIR=$OUT/programs")
+  env "${PROGRAMS[@]}" PYTHONPATH=/tmp/tune/bundle/site TVM_USE_RUNTIME_LIB=1 \
     TVM_OPENCL_DEVICE=${TVM_OPENCL_DEVICE:-nvidia} timeout 300 \
     python3 "$CONV/bench/conv_schedules.py" device --bundle "$CONV" --out "$OUT/conv.csv" \
     > "$OUT/conv_console.log" 2>&1
@@ -53,4 +57,7 @@ if [ -f "$CONV/cases-a.json" ]; then
   rows=0
   [ -f "$OUT/conv.csv" ] && rows=$(($(wc -l < "$OUT/conv.csv") - 1))
   echo "conv kernels: exit $rc ($rows rows)"
+  if [ -d "$OUT/programs" ]; then
+    tar czf "$OUT/programs.tgz" -C "$OUT" programs && rm -rf "$OUT/programs"
+  fi
 fi

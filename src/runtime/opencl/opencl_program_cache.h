@@ -41,7 +41,7 @@ namespace runtime {
 namespace cl {
 
 /*! \brief 64-bit FNV-1a, used for file names and entry checksums (not for security). */
-uint64_t Fnv1a64(const void* data, size_t size, uint64_t seed = 1469598103934665603ULL);
+uint64_t Fnv1a64(const void* data, size_t size, uint64_t seed = 14695981039346656037ULL);
 
 class ProgramCache {
  public:
