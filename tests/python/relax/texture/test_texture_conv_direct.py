@@ -71,6 +71,8 @@ CASES = {
     "split_k_3x3_bias_relu_residual_64_7x7": tt.Case(
         _conv(64, 64, 7, epilogue=True, residual=True)
     ),
+    # A split layer of an even height: the row tiles of a split work group.
+    "split_k_3x3_64_32_8x8": tt.Case(_conv(64, 32, 8)),
 }
 
 
@@ -107,6 +109,12 @@ TILES = {
     # The most split, each step's weights staged by the whole work group.
     "split_k_16_staged_weights": rule_config.Conv2dConfig(
         split_k=16, split_k_waves=16, shared_weights=True
+    ),
+    # Tiles of several output rows: 4 rows never split; 2 rows split with the weights staged
+    # and the window unrolled.
+    "four_rows": rule_config.Conv2dConfig(tile_rows=4, occupancy_waves=(), split_k=1),
+    "two_rows_split_k_staged_weights": rule_config.Conv2dConfig(
+        tile_rows=2, split_k=16, split_k_waves=16, shared_weights=True, unroll_window=True
     ),
 }
 

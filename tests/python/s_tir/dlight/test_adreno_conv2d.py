@@ -19,6 +19,7 @@
 the other Adreno rules that it declines."""
 
 import dataclasses
+import math
 
 import numpy as np
 import pytest
@@ -134,6 +135,39 @@ def test_kernel_window_past_the_unroll_limit_stays_rolled(config):
     assert _unrolled_kernel_loops(within) == ["kh", "kw"]
     assert _unrolled_kernel_loops(past) == []
     assert thread_extents(past) == thread_extents(within)
+
+
+def _input_texels_per_kernel_row(func):
+    """Texels a work item copies into registers per kernel row: the extents of the copy's
+    loops between the ``kh`` and ``kw`` loops, the vector lanes left out."""
+    nest = loops(func)
+    names = [loop.loop_var.name for loop in nest]
+    copy = nest[names.index("kh") + 1 : names.index("kw")]
+    return math.prod(int(loop.extent) for loop in copy if loop.kind != tirx.ForKind.VECTORIZED)
+
+
+@pytest.mark.parametrize("tile_rows, groups, rows", [(1, 4, 1), (2, 2, 2), (4, 1, 4)])
+def test_row_tile_spans_output_rows(tile_rows, groups, rows):
+    """8 channel blocks x 8 x 8 outputs at one block x one column a work item: ``tile_rows``
+    divides the items (512, 256, 128) and a work item reads that many input rows per kernel
+    row, 3 texels each."""
+    func = only(fused_prim_funcs((1, 4, 8, 8, 4), (8, 16, 3, 3, 4)))
+    tile = {"channel_blocks": 1, "columns": 1, "occupancy_waves": (), "split_k": 1}
+    scheduled = _schedule(func, _config(**tile, tile_rows=tile_rows))
+    assert thread_extents(scheduled) == {"blockIdx.x": groups, "threadIdx.x": 128}
+    assert _input_texels_per_kernel_row(scheduled) == rows * 3
+
+
+def test_row_tile_takes_a_divisor_of_the_height_and_skips_pointwise_convs():
+    """Height 6 under ``tile_rows=4`` gets 3 rows a work item: 4 blocks x 2 row tiles x 8
+    columns = 64 items at one block x one column; a 1x1 conv ignores the knob."""
+    func = only(fused_prim_funcs((1, 4, 6, 8, 4), (4, 16, 3, 3, 4)))
+    tile = {"channel_blocks": 1, "columns": 1, "occupancy_waves": (), "split_k": 1}
+    scheduled = _schedule(func, _config(**tile, tile_rows=4))
+    assert thread_extents(scheduled) == {"blockIdx.x": 1, "threadIdx.x": 64}
+    assert _input_texels_per_kernel_row(scheduled) == 3 * 3
+    pointwise = only(fused_prim_funcs((1, 4, 8, 8, 4), (8, 16, 1, 1, 4)))
+    tvm.ir.assert_structural_equal(_schedule(pointwise, _config(tile_rows=4)), _schedule(pointwise))
 
 
 def test_range_smaller_than_a_work_group_gets_a_group_of_its_size():
@@ -304,6 +338,16 @@ def test_split_layer_is_not_staged():
     tvm.ir.assert_structural_equal(_schedule(func, _config(shared_rows=4)), split)
 
 
+def test_row_tiled_layer_is_not_staged():
+    """Staging covers tiles of one row: with ``tile_rows`` the layer keeps the plain schedule
+    whatever ``shared_rows`` says."""
+    func = only(fused_prim_funcs((1, 16, 56, 56, 4), (16, 64, 3, 3, 4)))
+    rows = _config(tile_rows=2, split_k=1)
+    plain = _schedule(func, rows)
+    staged = _schedule(func, dataclasses.replace(rows, shared_rows=2, shared_weights=True))
+    tvm.ir.assert_structural_equal(staged, plain)
+
+
 def test_split_k_stages_the_weights_when_asked():
     """The deep small layer split 8 ways: with ``shared_weights`` the work group's 8 x 7
     threads copy each step's weights of the 8 parts (adjacent channel blocks) into shared
@@ -321,6 +365,7 @@ def test_split_k_stages_the_weights_when_asked():
 def test_depthwise_pointwise_config_does_not_stage():
     assert DepthwisePointwiseConfig.choices()["shared_rows"] == (0,)
     assert DepthwisePointwiseConfig.choices()["shared_weights"] == (False,)
+    assert DepthwisePointwiseConfig.choices()["tile_rows"] == (1,)
 
 
 @pytest.mark.parametrize(

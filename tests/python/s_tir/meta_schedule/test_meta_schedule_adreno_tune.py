@@ -263,8 +263,8 @@ def test_refine_varies_only_the_named_knobs():
             )
             == best
         )
-    with pytest.raises(ValueError, match="Conv2dConfig has no knob tile_rows"):
-        msa.refine(best, target, ["unroll_window", "tile_rows"])
+    with pytest.raises(ValueError, match="Conv2dConfig has no knob tile_depth"):
+        msa.refine(best, target, ["unroll_window", "tile_depth"])
 
 
 def test_candidates_from_given_configs():

@@ -220,7 +220,8 @@ class Conv2dConfig(RuleConfig):
     by ``columns`` neighbouring output pixels of one row: per step of 4 input channels it reads
     the input row segment once and the weights once and does ``channel_blocks * columns * 4``
     float4 multiply-adds. The tile shrinks while the layer has too few work items to fill the
-    device (the occupancy guard, see :func:`~.convolution.conv_tile`).
+    device (the occupancy guard, see :func:`~.convolution.conv_tile`). A KxK tile may also
+    span ``tile_rows`` output rows.
 
     Parameters
     ----------
@@ -241,6 +242,11 @@ class Conv2dConfig(RuleConfig):
     occupancy_waves : Tuple[int, ...]
         For each threshold the layer's waves per compute unit (at the full tile) fall below,
         one tile dimension is halved.
+    tile_rows : int
+        Most output rows per work item of a KxK conv (a divisor of the output height is
+        taken): per kernel row the item reads the input row segment under each of its rows.
+        The occupancy guard sizes the tile before this; split-K counts the rows' items.
+        A layer with row tiles is not staged (``shared_rows``).
     split_k : int
         Most parts the input channels of a work item are split into, across the threads of a
         work group (:func:`~.convolution.split_k_ways`).
@@ -319,6 +325,14 @@ class Conv2dConfig(RuleConfig):
         ((8, 4, 2), (4, 2), ()),
         "TFLite GPU's guard: below 8, 4 and 2 waves per compute unit one tile dimension is "
         "halved each time ((4, 2): one halving fewer; () turns the guard off)",
+    )
+
+    tile_rows: int = knob(
+        1,
+        (1, 2, 4),
+        "one row keeps the most work items on a small Adreno. MNN's image convolutions also "
+        "have tiles of 4 rows (above), which read each weight once for 4 rows. Not yet timed "
+        "on an Adreno device nor on a desktop GPU: the tuner decides per workload",
     )
 
     split_k: int = knob(
@@ -425,6 +439,7 @@ class DepthwisePointwiseConfig(Conv2dConfig):
         "convolution's input is not staged again",
     )
     shared_weights: bool = knob(False, (False,), "only with shared_rows")
+    tile_rows: int = knob(1, (1,), "a KxK conv's knob; the pair's convolution is 1x1")
 
 
 @dataclasses.dataclass(frozen=True)
