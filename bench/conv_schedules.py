@@ -133,6 +133,20 @@ VARIANTS = {
         for rows in (2, 4)
         for most in ("", "_16")
     },
+    # The same with the kernel columns unrolled (the row segment at constant offsets).
+    **{
+        f"rows_{rows}_split_weights_columns{most}": {
+            "Conv2dConfig": {
+                "tile_rows": rows,
+                "shared_weights": True,
+                "occupancy_waves": (),
+                "unroll_columns": True,
+                **({"split_k": 16, "split_k_waves": 16} if most else {}),
+            }
+        }
+        for rows in (1, 2, 4)
+        for most in ("", "_16")
+    },
     # Larger register tiles over the staged rows (2 rows, weights staged, never split).
     **{
         f"staged_2_weights_tile_{blocks}x{columns}": {

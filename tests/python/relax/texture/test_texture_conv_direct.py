@@ -116,6 +116,10 @@ TILES = {
     "two_rows_split_k_staged_weights": rule_config.Conv2dConfig(
         tile_rows=2, split_k=16, split_k_waves=16, shared_weights=True, unroll_window=True
     ),
+    # The kernel columns alone unrolled over a 3-column tile, split with the weights staged.
+    "unrolled_columns": rule_config.Conv2dConfig(
+        columns=3, occupancy_waves=(), unroll_columns=True, shared_weights=True
+    ),
 }
 
 

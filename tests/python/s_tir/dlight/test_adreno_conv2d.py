@@ -122,6 +122,18 @@ def test_kernel_window_is_unrolled_only_when_the_config_asks(config):
     assert _unrolled_kernel_loops(rolled) == []
     assert _unrolled_kernel_loops(unrolled) == ["kh", "kw"]
     assert thread_extents(unrolled) == thread_extents(rolled)
+    columns = _schedule(func, dataclasses.replace(config, unroll_columns=True))
+    assert _unrolled_kernel_loops(columns) == ["kw"]
+    assert thread_extents(columns) == thread_extents(rolled)
+
+
+def test_pointwise_conv_has_no_columns_to_unroll():
+    """A 1x1 kernel's column loop has one iteration: ``unroll_columns`` leaves the schedule
+    as it is (no second candidate of the same kernel for the tuner)."""
+    func = only(fused_prim_funcs((1, 64, 7, 7, 4), (64, 256, 1, 1, 4)))
+    for config in (UNSPLIT, _config(split_k=16, split_k_waves=16)):
+        columns = _schedule(func, dataclasses.replace(config, unroll_columns=True))
+        tvm.ir.assert_structural_equal(columns, _schedule(func, config))
 
 
 @pytest.mark.parametrize("config", [UNSPLIT, _config(split_k=16, split_k_waves=16)])
@@ -366,6 +378,7 @@ def test_depthwise_pointwise_config_does_not_stage():
     assert DepthwisePointwiseConfig.choices()["shared_rows"] == (0,)
     assert DepthwisePointwiseConfig.choices()["shared_weights"] == (False,)
     assert DepthwisePointwiseConfig.choices()["tile_rows"] == (1,)
+    assert DepthwisePointwiseConfig.choices()["unroll_columns"] == (False,)
 
 
 @pytest.mark.parametrize(

@@ -257,6 +257,10 @@ class Conv2dConfig(RuleConfig):
     unroll_window : bool
         Unroll the loops over the kernel's rows and columns, so that the reads of all its taps
         can be issued before their multiply-adds.
+    unroll_columns : bool
+        Unroll the loop over the kernel's columns alone (``unroll_window`` off): the input row
+        segment a work item holds in registers is then indexed by constants only, and the
+        step's code grows by the kernel width, not its area.
     unroll_window_limit : int
         Most float4 multiply-adds an unrolled step may hold (taps x 4 input channels x the
         tile): a larger window stays rolled whatever ``unroll_window`` says.
@@ -365,6 +369,17 @@ class Conv2dConfig(RuleConfig):
         "layer and faster only with a larger tile than the guard gives at one image (above), "
         "which the tuner finds per workload",
     )
+    # The row segment of a step is a private array indexed by the column loop: with that loop
+    # rolled, clang 15's OpenCL-to-PTX (-O3, vload4/vstore4 written out as element accesses)
+    # keeps it in a stack frame (64 bytes for the 64-channel 3x3 layer split with its weights
+    # staged, 24 local loads and stores a kernel row); with the columns unrolled it has none,
+    # at a third of the full unroll's code.
+    unroll_columns: bool = knob(
+        False,
+        (False, True),
+        "kept rolled, as unroll_window: a constant-indexed row segment (above) is untimed on "
+        "an Adreno device and on a desktop GPU, so the tuner decides per workload",
+    )
     # Building single conv kernels on PoCL 3.1, first call, s: rolled 1.6; unrolled steps of
     # 576 (3x3, 4 blocks x 4 columns), 1152 (3x3, 8 x 4) and 1568 (7x7 stem, 2 x 4)
     # multiply-adds 37, 35 and 38; 6272 (7x7 stem, 8 x 4; 38033 lines of OpenCL C) had not
@@ -440,6 +455,7 @@ class DepthwisePointwiseConfig(Conv2dConfig):
     )
     shared_weights: bool = knob(False, (False,), "only with shared_rows")
     tile_rows: int = knob(1, (1,), "a KxK conv's knob; the pair's convolution is 1x1")
+    unroll_columns: bool = knob(False, (False,), "a KxK conv's knob, as tile_rows")
 
 
 @dataclasses.dataclass(frozen=True)
