@@ -133,12 +133,20 @@ def workspace(tmp_path, fake_base, monkeypatch) -> Path:
 
 @pytest.fixture
 def venv(tmp_path, fake_base) -> Path:
-    """A fake virtual environment: the pristine fake base installed, this Python (with pytest)."""
+    """A fake virtual environment: the pristine fake base installed, this Python (with pytest
+    and the linters)."""
     root = tmp_path / "venv"
     site = root / "lib" / "python3.11" / "site-packages"
     shutil.copytree(fake_base / "python" / "tvm", site / "tvm")
     (root / "bin").mkdir()
-    (root / "bin" / "python").symlink_to(sys.executable)
+    # A script, not a link: a Python started through a link to a venv's interpreter, with no
+    # pyvenv.cfg beside the link, falls back to the base installation and its packages. The
+    # fake site comes after what the caller puts on PYTHONPATH, as a venv's site-packages do.
+    python = root / "bin" / "python"
+    python.write_text(
+        f'#!/bin/sh\nPYTHONPATH="${{PYTHONPATH:+$PYTHONPATH:}}{site}" exec "{sys.executable}" "$@"\n'
+    )
+    python.chmod(0o755)
     return root
 
 
