@@ -319,6 +319,10 @@ MODELS = [
     Model(
         "selfie_seg",
         _tflite_model("modules/selfie_segmentation/selfie_segmentation.tflite"),
+        # The mask under half storage: on random inputs it peaks near 3.5e-5, and one draw (a
+        # CI run on Intel, 2026-12-07) moved a few values by 8.8e-2 of that scale (3.1e-6);
+        # the bound is about twice that draw's need.
+        half_storage_tolerance={0: (4e-2, 2e-1)},
         min_texture_calls=67,
         slow=True,
     ),
@@ -455,8 +459,10 @@ MODELS = [
         },
         # The landmarks under half storage: one draw (a CI run on PoCL, 2026-12-07) moved 2% of
         # them by up to 5.6e-2 of their scale (10.5 of 189), where earlier draws stayed within
-        # HALF_STORAGE_TOLERANCE; the bound is about three times that draw's need.
-        half_storage_tolerance={0: (4e-2, 1.5e-1)},
+        # HALF_STORAGE_TOLERANCE; the bound is about three times that draw's need. Output 4
+        # in a CI run on Intel (2026-12-07): 0.85% of it off by up to 5e-2 of its scale (0.21
+        # of 4.2), the same bound.
+        half_storage_tolerance={0: (4e-2, 1.5e-1), 4: (4e-2, 1.5e-1)},
         min_texture_calls=102,
         slow=True,
     ),
