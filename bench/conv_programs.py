@@ -161,8 +161,10 @@ def main() -> int:
         written = out / f"{lib[: -len('.so')]}__{kernel}{'.ptx' if is_ptx else '.bin'}"
         written.write_bytes(binary.rstrip(b"\0"))
         assembled = ptxas_report(written) if is_ptx else {}
-        row = {"lib": lib, "kernel": kernel, "device": fields.get("device", "")}
-        rows.append({**row, "ptxas": assembled, "binary": written.name})
+        device = fields.get("device", "")
+        rows.append(
+            dict(lib=lib, kernel=kernel, device=device, ptxas=assembled, binary=written.name)
+        )
         print(f"{lib} {kernel}: {json.dumps(assembled) if assembled else written.name}")
     (out / "report.json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
     if not rows:

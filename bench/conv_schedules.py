@@ -120,32 +120,23 @@ VARIANTS = {
         for guard in ("", "_guard_off")
         for most in ("", "_16")
     },
-    # Tiles of several output rows, split-K with the weights staged, the guard off.
+    # Tiles of several output rows, split-K with the weights staged, the guard off; _columns:
+    # the kernel columns unrolled (the row segment at constant offsets). One row without
+    # _columns is split_weights_guard_off{,_16}.
     **{
-        f"rows_{rows}_split_weights{most}": {
+        f"rows_{rows}_split_weights{columns}{most}": {
             "Conv2dConfig": {
                 "tile_rows": rows,
                 "shared_weights": True,
                 "occupancy_waves": (),
-                **({"split_k": 16, "split_k_waves": 16} if most else {}),
-            }
-        }
-        for rows in (2, 4)
-        for most in ("", "_16")
-    },
-    # The same with the kernel columns unrolled (the row segment at constant offsets).
-    **{
-        f"rows_{rows}_split_weights_columns{most}": {
-            "Conv2dConfig": {
-                "tile_rows": rows,
-                "shared_weights": True,
-                "occupancy_waves": (),
-                "unroll_columns": True,
+                "unroll_columns": bool(columns),
                 **({"split_k": 16, "split_k_waves": 16} if most else {}),
             }
         }
         for rows in (1, 2, 4)
+        for columns in ("", "_columns")
         for most in ("", "_16")
+        if rows > 1 or columns
     },
     # Larger register tiles over the staged rows (2 rows, weights staged, never split).
     **{

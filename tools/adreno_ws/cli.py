@@ -227,12 +227,7 @@ def cmd_opencl(args) -> int:
     found = opencl.devices()
     if found is None:
         raise WsError("no OpenCL ICD loader (libOpenCL.so.1): run `python -m adreno_ws setup`")
-    chosen = found
-    if args.select:
-        # "platform / device" strings, selected as the runtime reads TVM_OPENCL_DEVICE
-        named = [(None, *d.split(" / ", 1)) for d in found]
-        listed = [(p, name, None, device) for p, name, device in named]
-        chosen = [f"{d[1]} / {d[3]}" for d in opencl.select_devices(listed, args.select)]
+    chosen = opencl.devices(args.select) if args.select else found
     for dev in chosen:
         print(dev)
     if not chosen:

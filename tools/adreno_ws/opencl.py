@@ -139,12 +139,14 @@ def device_handles(lib: ctypes.CDLL) -> list[tuple[int, str, int, str]]:
     return found
 
 
-def devices() -> list[str] | None:
-    """``"platform / device"`` for every device; None when no OpenCL loader is installed."""
+def devices(select: str = "") -> list[str] | None:
+    """``"platform / device"`` for every device ``select`` picks (:func:`select_devices`; all
+    by default); None when no OpenCL loader is installed."""
     lib = load_library()
     if lib is None:
         return None
-    return [f"{pname} / {dname}" for _, pname, _, dname in device_handles(lib)]
+    listed = select_devices(device_handles(lib), select)
+    return [f"{pname} / {dname}" for _, pname, _, dname in listed]
 
 
 def select_devices(listed, select: str):
